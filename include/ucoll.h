@@ -1,0 +1,184 @@
+/*
+ * ucoll: collective operations (exclusive scan, scan, reduce, allreduce, bcast, barrier)
+ * for programs that are not MPI programs. Bootstraps through PMIx (srun --mpi=pmix, prterun,
+ * Open MPI's mpirun; a run without a launcher is a 1-rank job) or through the caller's own
+ * out-of-band allgather, and moves data with UCX UCP tagged messages.
+ *
+ * Version 1 of the API. Link with -lucoll (pkg-config name: ucoll).
+ *
+ * Semantics:
+ * - Every collective is called by every rank of the communicator with the same count, dtype,
+ *   op, root and algorithm choice. Collectives on one communicator are issued in the same
+ *   order by every rank.
+ * - Exscan: rank r receives V_0 (+) ... (+) V_(r-1). Rank 0's recvbuf is left untouched.
+ * - Scan and Exscan need only associativity of (+): operands are always combined in rank
+ *   order ("lower ranks on the left"). Reduce and allreduce algorithms that reorder operands
+ *   are used only for commutative ops; a non-commutative op is routed to an order-preserving
+ *   algorithm whatever algorithm is selected.
+ * - UCOLL_IN_PLACE as sendbuf: the input is taken from recvbuf (for reduce: at the root).
+ * - Bad arguments (NULL buffers with count > 0, unknown dtype/op, bitwise or logical op on
+ *   a floating type, root out of range, use before init or after finalize) return an error
+ *   and leave every buffer unchanged; they never crash.
+ * - A failed peer gives UCOLL_ERR_PEER_FAILED; UCOLL_TIMEOUT (seconds, environment; unset =
+ *   wait forever) bounds every blocking call and ucoll_wait, giving UCOLL_ERR_TIMED_OUT.
+ */
+#ifndef UCOLL_H
+#define UCOLL_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define UCOLL_VERSION_MAJOR 0
+#define UCOLL_VERSION_MINOR 1
+#define UCOLL_API_VERSION   1
+
+/* status codes: 0 success, 1 in progress, negative errors */
+typedef enum {
+    UCOLL_OK = 0,
+    UCOLL_INPROGRESS = 1,
+    UCOLL_ERR_INVALID_ARG = -1,
+    UCOLL_ERR_NO_MEMORY = -2,
+    UCOLL_ERR_NOT_SUPPORTED = -3,
+    UCOLL_ERR_BOOTSTRAP = -4,
+    UCOLL_ERR_TRANSPORT = -5,
+    UCOLL_ERR_PEER_FAILED = -6,
+    UCOLL_ERR_TIMED_OUT = -7,
+    UCOLL_ERR_TRUNCATED = -8,
+    UCOLL_ERR_STATE = -9
+} ucoll_status_t;
+
+/* A static, human-readable description of a status code (never NULL). */
+const char *ucoll_strerror(ucoll_status_t status);
+
+typedef enum {
+    UCOLL_INT8,
+    UCOLL_UINT8,
+    UCOLL_INT16,
+    UCOLL_UINT16,
+    UCOLL_INT32,
+    UCOLL_UINT32,
+    UCOLL_INT64,
+    UCOLL_UINT64,
+    UCOLL_FLOAT32,
+    UCOLL_FLOAT64
+} ucoll_dtype_t;
+
+/* Predefined ops and handles returned by ucoll_op_create. Logical ops (LAND, LOR, LXOR) give
+ * 0 or 1; bitwise (BAND, BOR, BXOR) and logical ops on FLOAT32/FLOAT64 are
+ * UCOLL_ERR_INVALID_ARG. */
+typedef int ucoll_op_t;
+enum {
+    UCOLL_OP_SUM,
+    UCOLL_OP_PROD,
+    UCOLL_OP_MIN,
+    UCOLL_OP_MAX,
+    UCOLL_OP_LAND,
+    UCOLL_OP_LOR,
+    UCOLL_OP_LXOR,
+    UCOLL_OP_BAND,
+    UCOLL_OP_BOR,
+    UCOLL_OP_BXOR
+};
+
+/* inout[i] = in[i] (+) inout[i]; `in` always covers lower ranks than `inout` */
+typedef void (*ucoll_user_fn_t)(const void *in, void *inout, size_t count, ucoll_dtype_t dtype,
+                                void *arg);
+/* Create a user-defined op, usable with every dtype and every collective. A non-commutative
+ * op (commutative == 0) is never reordered. Ops are process-local handles: create them in the
+ * same order on every rank. */
+ucoll_status_t ucoll_op_create(ucoll_user_fn_t fn, void *arg, int commutative, ucoll_op_t *op);
+ucoll_status_t ucoll_op_free(ucoll_op_t op);
+
+typedef struct ucoll_comm ucoll_comm_t;
+typedef struct ucoll_request ucoll_request_t;
+#define UCOLL_IN_PLACE ((const void *)-1) /* as sendbuf: input taken from recvbuf/buf */
+
+/* One call per process; PMIx bootstrap (srun --mpi=pmix, prterun, mpirun; singleton = 1 rank).
+ * A second ucoll_init in the same process, also after ucoll_finalize, gives UCOLL_ERR_STATE
+ * (PMIx cannot be initialised twice reliably). */
+ucoll_status_t ucoll_init(ucoll_comm_t **world);
+
+/* bootstrap through the caller's runtime instead of PMIx */
+typedef struct {
+    int (*allgather)(const void *src, void *dst, size_t len, void *ctx); /* 0 = success */
+    void *ctx;
+    int rank, size;
+} ucoll_oob_t;
+ucoll_status_t ucoll_init_oob(const ucoll_oob_t *oob, ucoll_comm_t **world);
+/* Collective over the world communicator; frees it and every communicator split from it. */
+ucoll_status_t ucoll_finalize(ucoll_comm_t *world);
+
+/* rank/size of the calling process in comm; -1 for a NULL or finalized comm */
+int ucoll_comm_rank(const ucoll_comm_t *comm);
+int ucoll_comm_size(const ucoll_comm_t *comm);
+ucoll_status_t ucoll_comm_split(ucoll_comm_t *comm, int color, int key, ucoll_comm_t **newcomm);
+ucoll_status_t ucoll_comm_free(ucoll_comm_t *comm);
+
+/* algorithm choice, collectively and with equal arguments on every rank; "auto" = default.
+ * Also read at init from UCOLL_EXSCAN_ALG, UCOLL_SCAN_ALG, UCOLL_REDUCE_ALG,
+ * UCOLL_ALLREDUCE_ALG, UCOLL_BCAST_ALG, UCOLL_BARRIER_ALG. Unknown name -> INVALID_ARG. */
+typedef enum {
+    UCOLL_COLL_EXSCAN,
+    UCOLL_COLL_SCAN,
+    UCOLL_COLL_REDUCE,
+    UCOLL_COLL_ALLREDUCE,
+    UCOLL_COLL_BCAST,
+    UCOLL_COLL_BARRIER
+} ucoll_coll_t;
+ucoll_status_t ucoll_set_algorithm(ucoll_comm_t *comm, ucoll_coll_t coll, const char *alg);
+
+/* blocking collectives */
+ucoll_status_t ucoll_exscan(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count,
+                            ucoll_dtype_t dtype, ucoll_op_t op);
+ucoll_status_t ucoll_scan(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count,
+                          ucoll_dtype_t dtype, ucoll_op_t op);
+/* recvbuf is significant only at the root */
+ucoll_status_t ucoll_reduce(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count,
+                            ucoll_dtype_t dtype, ucoll_op_t op, int root);
+ucoll_status_t ucoll_allreduce(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf,
+                               size_t count, ucoll_dtype_t dtype, ucoll_op_t op);
+ucoll_status_t ucoll_bcast(ucoll_comm_t *comm, void *buf, size_t count, ucoll_dtype_t dtype,
+                           int root);
+ucoll_status_t ucoll_barrier(ucoll_comm_t *comm);
+
+/* nonblocking: same arguments plus a request, progressed by ucoll_test/ucoll_wait */
+ucoll_status_t ucoll_iexscan(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count,
+                             ucoll_dtype_t dtype, ucoll_op_t op, ucoll_request_t **req);
+ucoll_status_t ucoll_iscan(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count,
+                           ucoll_dtype_t dtype, ucoll_op_t op, ucoll_request_t **req);
+ucoll_status_t ucoll_ireduce(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count,
+                             ucoll_dtype_t dtype, ucoll_op_t op, int root, ucoll_request_t **req);
+ucoll_status_t ucoll_iallreduce(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf,
+                                size_t count, ucoll_dtype_t dtype, ucoll_op_t op,
+                                ucoll_request_t **req);
+ucoll_status_t ucoll_ibcast(ucoll_comm_t *comm, void *buf, size_t count, ucoll_dtype_t dtype,
+                            int root, ucoll_request_t **req);
+ucoll_status_t ucoll_ibarrier(ucoll_comm_t *comm, ucoll_request_t **req);
+
+/* persistent: *_init once, ucoll_start many times, ucoll_request_free at the end */
+ucoll_status_t ucoll_exscan_init(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf,
+                                 size_t count, ucoll_dtype_t dtype, ucoll_op_t op,
+                                 ucoll_request_t **req);
+ucoll_status_t ucoll_scan_init(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf,
+                               size_t count, ucoll_dtype_t dtype, ucoll_op_t op,
+                               ucoll_request_t **req);
+ucoll_status_t ucoll_reduce_init(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf,
+                                 size_t count, ucoll_dtype_t dtype, ucoll_op_t op, int root,
+                                 ucoll_request_t **req);
+ucoll_status_t ucoll_allreduce_init(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf,
+                                    size_t count, ucoll_dtype_t dtype, ucoll_op_t op,
+                                    ucoll_request_t **req);
+ucoll_status_t ucoll_bcast_init(ucoll_comm_t *comm, void *buf, size_t count, ucoll_dtype_t dtype,
+                                int root, ucoll_request_t **req);
+ucoll_status_t ucoll_start(ucoll_request_t *req);
+ucoll_status_t ucoll_test(ucoll_request_t *req); /* OK, INPROGRESS or the error; progresses */
+ucoll_status_t ucoll_wait(ucoll_request_t *req);
+ucoll_status_t ucoll_request_free(ucoll_request_t *req);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* UCOLL_H */

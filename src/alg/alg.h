@@ -1,0 +1,54 @@
+/*
+ * The algorithm registry: every algorithm ucoll_set_algorithm accepts, per collective, with
+ * the schedule builder that defines it. Builders are in one file per family in src/alg/.
+ */
+#ifndef UCOLL_ALG_H
+#define UCOLL_ALG_H
+
+#include "../sched.h"
+#include "ucoll.h"
+
+enum {
+    ALG_ORDER_PRESERVING = 1, /* correct for non-commutative (+) */
+    ALG_PARAM_REQUIRED = 2,   /* name takes ":Q" (e.g. doubling:3) */
+};
+
+typedef struct {
+    ucoll_coll_t coll;
+    const char *name;
+    sched_build_fn_t build;
+    int param;      /* fixed parameter passed to build (e.g. q' of 1-doubling) */
+    unsigned flags; /* ALG_* */
+    const char *summary;
+} alg_desc_t;
+
+#define UCOLL_NCOLLS 6
+
+/* Finds `name` (with an optional ":Q" suffix for ALG_PARAM_REQUIRED algorithms) for coll.
+ * Returns the descriptor and stores the parameter, or NULL. "auto" is not in the table. */
+const alg_desc_t *alg_lookup(ucoll_coll_t coll, const char *name, int *param);
+/* all descriptors of a collective, in registry order; *n gets how many */
+const alg_desc_t *alg_list(ucoll_coll_t coll, size_t *n);
+/* "exscan", "scan", ... ; NULL for an unknown value */
+const char *alg_coll_name(ucoll_coll_t coll);
+int alg_coll_from_name(const char *name, ucoll_coll_t *coll);
+
+/* builders, by family */
+int exscan_linear_build(sched_t *s, const sched_args_t *a);
+int exscan_recursive_doubling_build(sched_t *s, const sched_args_t *a);
+int exscan_doubling_build(sched_t *s, const sched_args_t *a); /* param = q' */
+int exscan_best_doubling_build(sched_t *s, const sched_args_t *a);
+int exscan_two_op_doubling_build(sched_t *s, const sched_args_t *a);
+int exscan_roughly_halving_build(sched_t *s, const sched_args_t *a);
+int scan_linear_build(sched_t *s, const sched_args_t *a);
+int scan_doubling_build(sched_t *s, const sched_args_t *a);
+int scan_recursive_doubling_build(sched_t *s, const sched_args_t *a);
+int reduce_binomial_build(sched_t *s, const sched_args_t *a);
+int allreduce_recursive_doubling_build(sched_t *s, const sched_args_t *a);
+int bcast_binomial_build(sched_t *s, const sched_args_t *a);
+int barrier_dissemination_build(sched_t *s, const sched_args_t *a);
+
+/* q' of best-doubling for p processes */
+int exscan_best_doubling_qprime(int p);
+
+#endif

@@ -1,0 +1,121 @@
+/* The algorithm registry: names accepted by ucoll_set_algorithm and their builders. */
+#include "alg.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const alg_desc_t exscan_algs[] = {
+    {UCOLL_COLL_EXSCAN, "linear", exscan_linear_build, 0, ALG_ORDER_PRESERVING,
+     "chain 0->1->...->p-1: p-1 rounds, 1 (+)"},
+    {UCOLL_COLL_EXSCAN, "recursive-doubling", exscan_recursive_doubling_build, 0,
+     ALG_ORDER_PRESERVING, "butterfly r^2^k: ceil(log2 p) rounds, up to 2 (+) per round"},
+    {UCOLL_COLL_EXSCAN, "1-doubling", exscan_doubling_build, 1, ALG_ORDER_PRESERVING,
+     "doubling q'=1: 1+ceil(log2(p-1)) rounds, <= q-1 (+)"},
+    {UCOLL_COLL_EXSCAN, "123-doubling", exscan_doubling_build, 2, ALG_ORDER_PRESERVING,
+     "doubling q'=2 (skips 1,2,3,6,12,...): ceil(log2(p-1)+log2(4/3)) rounds"},
+    {UCOLL_COLL_EXSCAN, "best-doubling", exscan_best_doubling_build, 0, ALG_ORDER_PRESERVING,
+     "doubling with the smallest q' giving ceil(log2 p) rounds"},
+    {UCOLL_COLL_EXSCAN, "two-op-doubling", exscan_two_op_doubling_build, 0, ALG_ORDER_PRESERVING,
+     "doubling q'=ceil(log2 p): ceil(log2 p) rounds, two (+) per middle round"},
+    {UCOLL_COLL_EXSCAN, "doubling", exscan_doubling_build, 0,
+     ALG_ORDER_PRESERVING | ALG_PARAM_REQUIRED, "doubling:Q, explicit q'=Q>=1"},
+    {UCOLL_COLL_EXSCAN, "roughly-halving", exscan_roughly_halving_build, 0, ALG_ORDER_PRESERVING,
+     "roughly halving skips: ceil(log2 p) rounds, <= q+popcount(p-1)-2-[p even] (+)"},
+};
+
+static const alg_desc_t scan_algs[] = {
+    {UCOLL_COLL_SCAN, "linear", scan_linear_build, 0, ALG_ORDER_PRESERVING,
+     "chain 0->1->...->p-1: p-1 rounds, 1 (+)"},
+    {UCOLL_COLL_SCAN, "doubling", scan_doubling_build, 0, ALG_ORDER_PRESERVING,
+     "Hillis-Steele skips 1,2,4,...: ceil(log2 p) rounds, <= ceil(log2 p) (+)"},
+    {UCOLL_COLL_SCAN, "recursive-doubling", scan_recursive_doubling_build, 0,
+     ALG_ORDER_PRESERVING, "butterfly r^2^k: ceil(log2 p) rounds, up to 2 (+) per round"},
+};
+
+static const alg_desc_t reduce_algs[] = {
+    {UCOLL_COLL_REDUCE, "binomial", reduce_binomial_build, 0, ALG_ORDER_PRESERVING,
+     "binomial tree: ceil(log2 p) rounds (+1 to a non-zero root for non-commutative ops)"},
+};
+
+static const alg_desc_t allreduce_algs[] = {
+    {UCOLL_COLL_ALLREDUCE, "recursive-doubling", allreduce_recursive_doubling_build, 0,
+     ALG_ORDER_PRESERVING, "butterfly on N=2^floor(log2 p), extra ranks folded in and out"},
+};
+
+static const alg_desc_t bcast_algs[] = {
+    {UCOLL_COLL_BCAST, "binomial", bcast_binomial_build, 0, ALG_ORDER_PRESERVING,
+     "binomial tree: ceil(log2 p) rounds"},
+};
+
+static const alg_desc_t barrier_algs[] = {
+    {UCOLL_COLL_BARRIER, "dissemination", barrier_dissemination_build, 0, ALG_ORDER_PRESERVING,
+     "dissemination: ceil(log2 p) rounds of zero-byte messages"},
+};
+
+#define LIST(a) {a, sizeof(a) / sizeof(a[0])}
+static const struct {
+    const alg_desc_t *algs;
+    size_t n;
+} registry[UCOLL_NCOLLS] = {
+    LIST(exscan_algs), LIST(scan_algs),  LIST(reduce_algs),
+    LIST(allreduce_algs), LIST(bcast_algs), LIST(barrier_algs),
+};
+
+static const char *coll_names[UCOLL_NCOLLS] = {"exscan", "scan",  "reduce",
+                                               "allreduce", "bcast", "barrier"};
+
+const alg_desc_t *alg_list(ucoll_coll_t coll, size_t *n)
+{
+    if ((unsigned)coll >= UCOLL_NCOLLS) {
+        *n = 0;
+        return NULL;
+    }
+    *n = registry[coll].n;
+    return registry[coll].algs;
+}
+
+const char *alg_coll_name(ucoll_coll_t coll)
+{
+    return (unsigned)coll < UCOLL_NCOLLS ? coll_names[coll] : NULL;
+}
+
+int alg_coll_from_name(const char *name, ucoll_coll_t *coll)
+{
+    for (int c = 0; c < UCOLL_NCOLLS; c++)
+        if (name != NULL && strcmp(name, coll_names[c]) == 0) {
+            *coll = (ucoll_coll_t)c;
+            return 0;
+        }
+    return -1;
+}
+
+const alg_desc_t *alg_lookup(ucoll_coll_t coll, const char *name, int *param)
+{
+    size_t n;
+    const alg_desc_t *algs = alg_list(coll, &n);
+    if (name == NULL)
+        return NULL;
+    const char *colon = strchr(name, ':');
+    size_t len = colon ? (size_t)(colon - name) : strlen(name);
+    for (size_t i = 0; i < n; i++) {
+        if (strlen(algs[i].name) != len || strncmp(algs[i].name, name, len) != 0)
+            continue;
+        if (!(algs[i].flags & ALG_PARAM_REQUIRED)) {
+            if (colon != NULL)
+                return NULL;
+            *param = algs[i].param;
+            return &algs[i];
+        }
+        if (colon == NULL || colon[1] < '0' || colon[1] > '9')
+            return NULL;
+        char *end;
+        errno = 0;
+        long q = strtol(colon + 1, &end, 10);
+        if (errno != 0 || *end != '\0' || q < 1 || q > 62)
+            return NULL;
+        *param = (int)q;
+        return &algs[i];
+    }
+    return NULL;
+}

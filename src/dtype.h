@@ -1,0 +1,33 @@
+/*
+ * Datatypes and (+) kernels: 10 dtypes x 10 predefined ops, and user-defined ops.
+ * Convention everywhere: inout[i] = in[i] (+) inout[i], `in` covering lower ranks.
+ */
+#ifndef UCOLL_DTYPE_H
+#define UCOLL_DTYPE_H
+
+#include "ucoll.h"
+
+#include <stddef.h>
+
+#define UCOLL_NDTYPES 10
+#define UCOLL_NOPS 10
+/* handles of user ops are UCOLL_USER_OP_BASE + slot */
+#define UCOLL_USER_OP_BASE 1000
+#define UCOLL_MAX_USER_OPS 1024
+
+/* bytes of one element, 0 for an unknown dtype */
+size_t dtype_size(ucoll_dtype_t dtype);
+const char *dtype_name(ucoll_dtype_t dtype);           /* "int8" ...; NULL if unknown */
+int dtype_from_name(const char *name, ucoll_dtype_t *dtype); /* 0 or -1 */
+const char *op_name(ucoll_op_t op);                    /* "sum" ... "user"; NULL if unknown */
+int op_from_name(const char *name, ucoll_op_t *op);    /* predefined names only; 0 or -1 */
+
+/* UCOLL_OK if op can be applied to dtype (op is predefined or a live user op, dtype known,
+ * no bitwise/logical op on floating types), else UCOLL_ERR_INVALID_ARG */
+ucoll_status_t op_check(ucoll_op_t op, ucoll_dtype_t dtype);
+/* 1 if the op is commutative (every predefined op; user ops as created) */
+int op_is_commutative(ucoll_op_t op);
+/* inout[i] = in[i] (+) inout[i] for i < count; op/dtype must have passed op_check */
+void op_apply(ucoll_op_t op, ucoll_dtype_t dtype, const void *in, void *inout, size_t count);
+
+#endif

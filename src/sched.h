@@ -1,0 +1,95 @@
+/*
+ * Schedules: an algorithm is a pure function (rank, size, count, element size, params) ->
+ * schedule. A schedule is the list of steps ONE process performs:
+ *   - XCHG: one communication round: at most one send and at most one receive, to/from
+ *     possibly different peers (one-ported simultaneous send-receive). `round` is the global
+ *     round index; a message's sender and receiver use the same round index for it.
+ *   - COPY:   dst <- src                       (costs no (+))
+ *   - REDUCE: dst <- src (+) dst               (one (+) application; src covers lower ranks
+ *                                               than dst whenever order matters)
+ * Steps run in order; the send region of an XCHG is read and its receive region written only
+ * while that XCHG is in progress. Regions name abstract buffers and are counted in elements.
+ * Nothing here knows about UCX: the real executor (src/exec.c) and the symbolic executor
+ * (src/symbolic.c) run the same schedules.
+ */
+#ifndef UCOLL_SCHED_H
+#define UCOLL_SCHED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* abstract buffers a step refers to */
+typedef enum {
+    SCHED_BUF_IN = 0,   /* the process's input vector V (read-only; count elements) */
+    SCHED_BUF_OUT = 1,  /* the user's result buffer (count elements; bcast: the data buffer) */
+    SCHED_BUF_ACC = 2,  /* scratch */
+    SCHED_BUF_TMP = 3,  /* scratch */
+    SCHED_BUF_TMP2 = 4, /* scratch */
+    SCHED_NBUFS = 5
+} sched_buf_t;
+#define SCHED_FIRST_SCRATCH SCHED_BUF_ACC
+
+typedef struct {
+    uint8_t buf;  /* sched_buf_t */
+    size_t off;   /* first element */
+    size_t count; /* elements */
+} sched_region_t;
+
+typedef enum { SCHED_XCHG, SCHED_COPY, SCHED_REDUCE } sched_step_kind_t;
+
+typedef struct {
+    uint8_t kind;          /* sched_step_kind_t */
+    uint32_t round;        /* XCHG: global round index */
+    int32_t send_peer;     /* XCHG: rank to send to, -1 = no send */
+    int32_t recv_peer;     /* XCHG: rank to receive from, -1 = no receive */
+    sched_region_t send;   /* XCHG: what is sent */
+    sched_region_t recv;   /* XCHG: where the received message lands */
+    sched_region_t src;    /* COPY/REDUCE */
+    sched_region_t dst;    /* COPY/REDUCE */
+} sched_step_t;
+
+typedef struct {
+    sched_step_t *steps;
+    size_t nsteps, cap;
+    size_t scratch[SCHED_NBUFS]; /* elements each scratch buffer must hold */
+    uint32_t nrounds;            /* 1 + highest round index of any XCHG here (0: none) */
+    int failed;                  /* an allocation failed while building */
+} sched_t;
+
+/* what a builder is given */
+typedef struct {
+    int rank, size;    /* in the communicator */
+    int root;          /* reduce, bcast */
+    size_t count;      /* elements of the vector */
+    size_t elem_size;  /* bytes per element */
+    int param;         /* algorithm parameter (doubling q'), 0 = none */
+    int commutative;   /* the op is commutative */
+} sched_args_t;
+
+/* returns 0, or -1 when the schedule cannot be built (sched->failed set on no memory) */
+typedef int (*sched_build_fn_t)(sched_t *sched, const sched_args_t *args);
+
+static inline sched_region_t sched_region(int buf, size_t off, size_t count)
+{
+    sched_region_t r = {(uint8_t)buf, off, count};
+    return r;
+}
+/* the whole vector of one buffer */
+#define SCHED_WHOLE(buf, args) sched_region((buf), 0, (args)->count)
+
+void sched_init(sched_t *sched);
+void sched_clear(sched_t *sched); /* keeps the allocation for reuse */
+void sched_destroy(sched_t *sched);
+/* append steps; each records needed scratch sizes and nrounds */
+void sched_copy(sched_t *sched, sched_region_t src, sched_region_t dst);
+void sched_reduce(sched_t *sched, sched_region_t src, sched_region_t dst);
+/* one round: send `send` to send_peer (-1: none), receive into `recv` from recv_peer (-1: none) */
+void sched_xchg(sched_t *sched, uint32_t round, int send_peer, sched_region_t send, int recv_peer,
+                sched_region_t recv);
+void sched_send(sched_t *sched, uint32_t round, int peer, sched_region_t send);
+void sched_recv(sched_t *sched, uint32_t round, int peer, sched_region_t recv);
+
+/* ceil(log2(n)) for n >= 1 */
+unsigned sched_ceil_log2(uint64_t n);
+
+#endif
