@@ -1,0 +1,331 @@
+/*
+ * Process-level API: init (PMIx or the caller's OOB allgather), finalize, communicators
+ * (rank, size, split, free) and algorithm selection by name.
+ */
+#include "ucoll_int.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static ucoll_ctx_t *g_ctx; /* the one live context of this process */
+
+static ucoll_comm_t *comm_new(ucoll_ctx_t *ctx, int rank, int size, uint32_t id)
+{
+    ucoll_comm_t *comm = calloc(1, sizeof(*comm));
+    if (comm == NULL)
+        return NULL;
+    comm->world_rank = calloc((size_t)size, sizeof(int));
+    comm->blocking_req = calloc(1, sizeof(*comm->blocking_req));
+    if (comm->world_rank == NULL || comm->blocking_req == NULL) {
+        free(comm->world_rank);
+        free(comm->blocking_req);
+        free(comm);
+        return NULL;
+    }
+    sched_init(&comm->blocking_req->sched);
+    comm->blocking_req->blocking = 1;
+    comm->blocking_req->comm = comm;
+    comm->magic = COMM_MAGIC;
+    comm->ctx = ctx;
+    comm->rank = rank;
+    comm->size = size;
+    comm->id = id;
+    comm->next = ctx->comms;
+    ctx->comms = comm;
+    return comm;
+}
+
+/* releases what a comm holds; the struct itself stays, marked dead, so that later calls with
+ * it give UCOLL_ERR_STATE instead of touching freed memory */
+static void comm_kill(ucoll_comm_t *comm)
+{
+    if (comm->blocking_req != NULL) {
+        exec_abort(comm->blocking_req, UCOLL_ERR_STATE);
+        exec_release(comm->blocking_req);
+        sched_destroy(&comm->blocking_req->sched);
+        free(comm->blocking_req);
+        comm->blocking_req = NULL;
+    }
+    free(comm->world_rank);
+    comm->world_rank = NULL;
+    comm->magic = COMM_DEAD;
+}
+
+/* blob = 64-byte host name, then the worker address */
+#define HOST_BYTES 64
+
+static ucoll_status_t init_common(bootstrap_t *bs, ucoll_comm_t **world)
+{
+    ucoll_ctx_t *ctx = calloc(1, sizeof(*ctx));
+    void **blobs = NULL;
+    size_t *lens = NULL;
+    char *blob = NULL;
+    const void **addrs = NULL;
+    size_t *addr_lens = NULL;
+    ucoll_status_t st;
+
+    if (ctx == NULL) {
+        bs->finalize(bs);
+        return UCOLL_ERR_NO_MEMORY;
+    }
+    ctx->bs = bs;
+    if ((st = config_read(&ctx->cfg)) != UCOLL_OK)
+        goto fail;
+    if ((st = tp_create(bs->rank, bs->size, bs->local_size, ctx->cfg.yield, &ctx->tp)) != UCOLL_OK)
+        goto fail;
+
+    const void *addr;
+    size_t addr_len;
+    tp_local_address(ctx->tp, &addr, &addr_len);
+    blob = calloc(1, HOST_BYTES + addr_len);
+    addrs = calloc((size_t)bs->size, sizeof(*addrs));
+    addr_lens = calloc((size_t)bs->size, sizeof(*addr_lens));
+    if (blob == NULL || addrs == NULL || addr_lens == NULL) {
+        st = UCOLL_ERR_NO_MEMORY;
+        goto fail;
+    }
+    gethostname(blob, HOST_BYTES - 1);
+    memcpy(blob + HOST_BYTES, addr, addr_len);
+    if ((st = bs->allgatherv(bs, blob, HOST_BYTES + addr_len, &blobs, &lens)) != UCOLL_OK)
+        goto fail;
+    int local = 0;
+    for (int i = 0; i < bs->size; i++) {
+        if (lens[i] <= HOST_BYTES) {
+            st = UCOLL_ERR_BOOTSTRAP;
+            goto fail;
+        }
+        local += strncmp(blobs[i], blob, HOST_BYTES) == 0;
+        addrs[i] = (char *)blobs[i] + HOST_BYTES;
+        addr_lens[i] = lens[i] - HOST_BYTES;
+    }
+    tp_set_local_ranks(ctx->tp, local);
+    if ((st = tp_connect(ctx->tp, addrs, addr_lens)) != UCOLL_OK)
+        goto fail;
+
+    ucoll_comm_t *comm = comm_new(ctx, bs->rank, bs->size, 0);
+    if (comm == NULL) {
+        st = UCOLL_ERR_NO_MEMORY;
+        goto fail;
+    }
+    for (int i = 0; i < bs->size; i++)
+        comm->world_rank[i] = i;
+    ctx->world = comm;
+    ctx->next_comm_id = 1;
+    for (int c = 0; c < UCOLL_NCOLLS; c++) {
+        const char *name = ctx->cfg.alg_env[c];
+        if (name == NULL || *name == '\0')
+            continue;
+        if (ucoll_set_algorithm(comm, (ucoll_coll_t)c, name) != UCOLL_OK) {
+            fprintf(stderr, "ucoll: UCOLL_%s_ALG=%s is not an algorithm of %s; run `ucoll_info -a`"
+                            " for the names\n", alg_coll_name((ucoll_coll_t)c), name,
+                    alg_coll_name((ucoll_coll_t)c));
+            st = UCOLL_ERR_INVALID_ARG;
+            goto fail;
+        }
+    }
+    bootstrap_free_blobs(bs->size, blobs, lens);
+    free(blob);
+    free(addrs);
+    free(addr_lens);
+    g_ctx = ctx;
+    *world = comm;
+    return UCOLL_OK;
+
+fail:
+    bootstrap_free_blobs(bs->size, blobs, lens);
+    free(blob);
+    free(addrs);
+    free(addr_lens);
+    while (ctx->comms != NULL) {
+        ucoll_comm_t *c = ctx->comms;
+        ctx->comms = c->next;
+        comm_kill(c);
+        free(c);
+    }
+    tp_destroy(ctx->tp);
+    bs->finalize(bs);
+    free(ctx);
+    return st;
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_init(ucoll_comm_t **world)
+{
+    bootstrap_t *bs;
+    if (world == NULL)
+        return UCOLL_ERR_INVALID_ARG;
+    if (g_ctx != NULL)
+        return UCOLL_ERR_STATE;
+    ucoll_status_t st = bootstrap_pmix_create(&bs);
+    if (st != UCOLL_OK)
+        return st;
+    return init_common(bs, world);
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_init_oob(const ucoll_oob_t *oob, ucoll_comm_t **world)
+{
+    bootstrap_t *bs;
+    if (world == NULL)
+        return UCOLL_ERR_INVALID_ARG;
+    if (g_ctx != NULL)
+        return UCOLL_ERR_STATE;
+    ucoll_status_t st = bootstrap_oob_create(oob, &bs);
+    if (st != UCOLL_OK)
+        return st;
+    return init_common(bs, world);
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_finalize(ucoll_comm_t *world)
+{
+    if (world == NULL)
+        return UCOLL_ERR_INVALID_ARG;
+    if (world->magic == COMM_DEAD)
+        return UCOLL_ERR_STATE;
+    if (world->magic != COMM_MAGIC || world->ctx == NULL || world != world->ctx->world)
+        return UCOLL_ERR_INVALID_ARG;
+    ucoll_ctx_t *ctx = world->ctx;
+
+    /* every rank has finished its collectives before endpoints close */
+    ucoll_status_t st = ucoll_barrier(world);
+    while (ctx->active != NULL)
+        exec_abort(ctx->active, UCOLL_ERR_STATE);
+    ucoll_status_t fst = ctx->bs->fence(ctx->bs);
+    for (ucoll_comm_t *c = ctx->comms; c != NULL; c = c->next) {
+        comm_kill(c);
+        c->ctx = NULL;
+    }
+    tp_destroy(ctx->tp);
+    ctx->bs->finalize(ctx->bs);
+    /* comm structs stay allocated (dead) so that later calls are answered with ERR_STATE */
+    free(ctx);
+    g_ctx = NULL;
+    return st != UCOLL_OK ? st : fst;
+}
+
+UCOLL_EXPORT int ucoll_comm_rank(const ucoll_comm_t *comm)
+{
+    return (comm != NULL && comm->magic == COMM_MAGIC) ? comm->rank : -1;
+}
+
+UCOLL_EXPORT int ucoll_comm_size(const ucoll_comm_t *comm)
+{
+    return (comm != NULL && comm->magic == COMM_MAGIC) ? comm->size : -1;
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_set_algorithm(ucoll_comm_t *comm, ucoll_coll_t coll,
+                                                const char *alg)
+{
+    if (comm == NULL)
+        return UCOLL_ERR_INVALID_ARG;
+    if (comm->magic == COMM_DEAD)
+        return UCOLL_ERR_STATE;
+    if (comm->magic != COMM_MAGIC || (unsigned)coll >= UCOLL_NCOLLS || alg == NULL)
+        return UCOLL_ERR_INVALID_ARG;
+    if (strcmp(alg, "auto") == 0) {
+        comm->alg[coll].alg = NULL;
+        comm->alg[coll].param = 0;
+        return UCOLL_OK;
+    }
+    int param = 0;
+    const alg_desc_t *desc = alg_lookup(coll, alg, &param);
+    if (desc == NULL)
+        return UCOLL_ERR_INVALID_ARG;
+    comm->alg[coll].alg = desc;
+    comm->alg[coll].param = param;
+    return UCOLL_OK;
+}
+
+typedef struct {
+    int64_t color, key, rank;
+} split_entry_t;
+
+static int split_order(const void *a, const void *b)
+{
+    const split_entry_t *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->rank < y->rank ? -1 : (x->rank > y->rank);
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_comm_split(ucoll_comm_t *comm, int color, int key,
+                                             ucoll_comm_t **newcomm)
+{
+    if (comm == NULL || newcomm == NULL)
+        return UCOLL_ERR_INVALID_ARG;
+    if (comm->magic == COMM_DEAD)
+        return UCOLL_ERR_STATE;
+    if (comm->magic != COMM_MAGIC)
+        return UCOLL_ERR_INVALID_ARG;
+    ucoll_ctx_t *ctx = comm->ctx;
+    const int p = comm->size;
+    /* gather (color, key, next free comm id) of every rank: an allreduce-sum of zeros with
+     * each rank's own slot filled */
+    int64_t *all = calloc((size_t)p * 3, sizeof(*all));
+    split_entry_t *members = calloc((size_t)p, sizeof(*members));
+    if (all == NULL || members == NULL) {
+        free(all);
+        free(members);
+        return UCOLL_ERR_NO_MEMORY;
+    }
+    all[3 * comm->rank] = color;
+    all[3 * comm->rank + 1] = key;
+    all[3 * comm->rank + 2] = ctx->next_comm_id;
+    ucoll_status_t st = ucoll_allreduce(comm, UCOLL_IN_PLACE, all, (size_t)p * 3, UCOLL_INT64,
+                                        UCOLL_OP_SUM);
+    if (st != UCOLL_OK)
+        goto out;
+    int64_t id = 0;
+    int n = 0, my_new_rank = -1;
+    for (int i = 0; i < p; i++) {
+        id = all[3 * i + 2] > id ? all[3 * i + 2] : id;
+        if (color >= 0 && all[3 * i] == color) {
+            members[n].color = color;
+            members[n].key = all[3 * i + 1];
+            members[n].rank = i;
+            n++;
+        }
+    }
+    if (id >= UCOLL_MAX_COMMS) {
+        st = UCOLL_ERR_NO_MEMORY; /* the tag has room for 4096 communicators per process */
+        goto out;
+    }
+    ctx->next_comm_id = (uint32_t)id + 1;
+    if (color < 0) {
+        *newcomm = NULL;
+        goto out;
+    }
+    qsort(members, (size_t)n, sizeof(*members), split_order);
+    for (int i = 0; i < n; i++)
+        if (members[i].rank == comm->rank)
+            my_new_rank = i;
+    ucoll_comm_t *nc = comm_new(ctx, my_new_rank, n, (uint32_t)id);
+    if (nc == NULL) {
+        st = UCOLL_ERR_NO_MEMORY;
+        goto out;
+    }
+    for (int i = 0; i < n; i++)
+        nc->world_rank[i] = comm->world_rank[members[i].rank];
+    memcpy(nc->alg, comm->alg, sizeof(nc->alg));
+    *newcomm = nc;
+out:
+    free(all);
+    free(members);
+    return st;
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_comm_free(ucoll_comm_t *comm)
+{
+    if (comm == NULL)
+        return UCOLL_ERR_INVALID_ARG;
+    if (comm->magic == COMM_DEAD)
+        return UCOLL_ERR_STATE;
+    if (comm->magic != COMM_MAGIC || comm == comm->ctx->world)
+        return UCOLL_ERR_INVALID_ARG;
+    for (ucoll_request_t *r = comm->ctx->active; r != NULL; r = r->next_active)
+        if (r->comm == comm)
+            return UCOLL_ERR_STATE; /* collectives still running on it */
+    comm_kill(comm); /* stays in the context's list, dead */
+    return UCOLL_OK;
+}

@@ -1,0 +1,347 @@
+/*
+ * The collective entry points: argument checks (nothing is touched before they pass),
+ * algorithm selection, and the blocking / nonblocking / persistent forms, which all run
+ * through the executor (exec.c).
+ */
+#include "ucoll_int.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { REQ_MAGIC = 0x72657175 };
+
+static ucoll_status_t check_comm(const ucoll_comm_t *comm)
+{
+    if (comm == NULL)
+        return UCOLL_ERR_INVALID_ARG;
+    if (comm->magic == COMM_DEAD)
+        return UCOLL_ERR_STATE;
+    return comm->magic == COMM_MAGIC ? UCOLL_OK : UCOLL_ERR_INVALID_ARG;
+}
+
+/* the algorithm `auto` picks for each collective */
+static const char *const auto_names[UCOLL_NCOLLS] = {
+    "best-doubling", "doubling", "binomial", "recursive-doubling", "binomial", "dissemination",
+};
+
+void select_algorithm(const ucoll_comm_t *comm, ucoll_coll_t coll, ucoll_op_t op,
+                      const alg_desc_t **alg, int *param)
+{
+    *alg = comm->alg[coll].alg;
+    *param = comm->alg[coll].param;
+    if (*alg != NULL && (op_is_commutative(op) || ((*alg)->flags & ALG_ORDER_PRESERVING)))
+        return;
+    /* auto, or a reordering algorithm chosen for a non-commutative op */
+    *alg = alg_lookup(coll, auto_names[coll], param);
+}
+
+typedef struct {
+    ucoll_coll_t coll;
+    const void *sendbuf;
+    void *recvbuf;
+    size_t count;
+    ucoll_dtype_t dtype;
+    ucoll_op_t op;
+    int root;
+} coll_args_t;
+
+static ucoll_status_t check_args(const ucoll_comm_t *comm, const coll_args_t *a)
+{
+    ucoll_status_t st = check_comm(comm);
+    if (st != UCOLL_OK)
+        return st;
+    if (a->coll == UCOLL_COLL_BARRIER)
+        return UCOLL_OK;
+    const size_t esize = dtype_size(a->dtype);
+    if (esize == 0)
+        return UCOLL_ERR_INVALID_ARG;
+    if (a->count > SIZE_MAX / esize)
+        return UCOLL_ERR_INVALID_ARG;
+    if ((a->coll == UCOLL_COLL_REDUCE || a->coll == UCOLL_COLL_BCAST) &&
+        (a->root < 0 || a->root >= comm->size))
+        return UCOLL_ERR_INVALID_ARG;
+    if (a->coll == UCOLL_COLL_BCAST)
+        return (a->count > 0 && a->recvbuf == NULL) ? UCOLL_ERR_INVALID_ARG : UCOLL_OK;
+    if ((st = op_check(a->op, a->dtype)) != UCOLL_OK)
+        return st;
+    if (a->count == 0)
+        return UCOLL_OK;
+    const int in_place = a->sendbuf == UCOLL_IN_PLACE;
+    if (!in_place && a->sendbuf == NULL)
+        return UCOLL_ERR_INVALID_ARG;
+    const int needs_recvbuf = a->coll != UCOLL_COLL_REDUCE || comm->rank == a->root || in_place;
+    if (needs_recvbuf && a->recvbuf == NULL)
+        return UCOLL_ERR_INVALID_ARG;
+    return UCOLL_OK;
+}
+
+/* fills req from validated arguments; keeps its schedule when nothing it depends on changed */
+static void setup_request(ucoll_request_t *req, ucoll_comm_t *comm, const coll_args_t *a)
+{
+    const alg_desc_t *alg;
+    int param;
+    select_algorithm(comm, a->coll, a->op, &alg, &param);
+
+    sched_args_t sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.rank = comm->rank;
+    sa.size = comm->size;
+    sa.root = a->coll == UCOLL_COLL_REDUCE || a->coll == UCOLL_COLL_BCAST ? a->root : 0;
+    sa.count = a->coll == UCOLL_COLL_BARRIER ? 0 : a->count;
+    sa.elem_size = a->coll == UCOLL_COLL_BARRIER ? 1 : dtype_size(a->dtype);
+    sa.param = param;
+    sa.commutative = a->coll == UCOLL_COLL_BCAST || a->coll == UCOLL_COLL_BARRIER ||
+                     op_is_commutative(a->op);
+    if (!req->sched_valid || req->alg != alg || memcmp(&sa, &req->sched_args, sizeof(sa)) != 0)
+        req->sched_valid = 0;
+    req->magic = REQ_MAGIC;
+    req->comm = comm;
+    req->coll = a->coll;
+    req->sendbuf = a->sendbuf;
+    req->recvbuf = a->recvbuf;
+    req->count = sa.count;
+    req->dtype = a->dtype;
+    req->op = a->op;
+    req->root = sa.root;
+    req->in_place = a->sendbuf == UCOLL_IN_PLACE;
+    req->elem_size = sa.elem_size;
+    req->alg = alg;
+    req->param = param;
+    req->sched_args = sa;
+}
+
+/* nothing to communicate: an empty vector (every rank passes count 0) */
+static int trivially_done(const coll_args_t *a)
+{
+    return a->coll != UCOLL_COLL_BARRIER && a->count == 0;
+}
+
+static ucoll_status_t run_blocking(ucoll_comm_t *comm, const coll_args_t *a)
+{
+    ucoll_status_t st = check_args(comm, a);
+    if (st != UCOLL_OK)
+        return st;
+    ctx_progress(comm->ctx); /* let outstanding nonblocking collectives move */
+    if (trivially_done(a)) {
+        comm->seq++;
+        return UCOLL_OK;
+    }
+    ucoll_request_t *req = comm->blocking_req;
+    setup_request(req, comm, a);
+    if ((st = exec_start(req)) != UCOLL_OK)
+        return st;
+    return request_wait(req);
+}
+
+static ucoll_status_t new_request(ucoll_comm_t *comm, const coll_args_t *a, int persistent,
+                                  ucoll_request_t **out)
+{
+    if (out == NULL)
+        return UCOLL_ERR_INVALID_ARG;
+    ucoll_status_t st = check_args(comm, a);
+    if (st != UCOLL_OK)
+        return st;
+    ucoll_request_t *req = calloc(1, sizeof(*req));
+    if (req == NULL)
+        return UCOLL_ERR_NO_MEMORY;
+    sched_init(&req->sched);
+    setup_request(req, comm, a);
+    req->persistent = persistent;
+    req->status = UCOLL_OK;
+    if (!persistent) {
+        if (trivially_done(a)) {
+            comm->seq++;
+        } else if ((st = exec_start(req)) != UCOLL_OK) {
+            sched_destroy(&req->sched);
+            free(req);
+            return st;
+        }
+    }
+    *out = req;
+    return UCOLL_OK;
+}
+
+static ucoll_status_t check_request(const ucoll_request_t *req)
+{
+    if (req == NULL || req->magic != REQ_MAGIC || req->blocking)
+        return UCOLL_ERR_INVALID_ARG;
+    return check_comm(req->comm);
+}
+
+#define ARGS(c, s, r, n, d, o, rt) {(c), (s), (r), (n), (d), (o), (rt)}
+
+UCOLL_EXPORT ucoll_status_t ucoll_exscan(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf,
+                                         size_t count, ucoll_dtype_t dtype, ucoll_op_t op)
+{
+    coll_args_t a = ARGS(UCOLL_COLL_EXSCAN, sendbuf, recvbuf, count, dtype, op, 0);
+    return run_blocking(comm, &a);
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_scan(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf,
+                                       size_t count, ucoll_dtype_t dtype, ucoll_op_t op)
+{
+    coll_args_t a = ARGS(UCOLL_COLL_SCAN, sendbuf, recvbuf, count, dtype, op, 0);
+    return run_blocking(comm, &a);
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_reduce(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf,
+                                         size_t count, ucoll_dtype_t dtype, ucoll_op_t op,
+                                         int root)
+{
+    coll_args_t a = ARGS(UCOLL_COLL_REDUCE, sendbuf, recvbuf, count, dtype, op, root);
+    return run_blocking(comm, &a);
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_allreduce(ucoll_comm_t *comm, const void *sendbuf,
+                                            void *recvbuf, size_t count, ucoll_dtype_t dtype,
+                                            ucoll_op_t op)
+{
+    coll_args_t a = ARGS(UCOLL_COLL_ALLREDUCE, sendbuf, recvbuf, count, dtype, op, 0);
+    return run_blocking(comm, &a);
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_bcast(ucoll_comm_t *comm, void *buf, size_t count,
+                                        ucoll_dtype_t dtype, int root)
+{
+    coll_args_t a = ARGS(UCOLL_COLL_BCAST, buf, buf, count, dtype, UCOLL_OP_SUM, root);
+    return run_blocking(comm, &a);
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_barrier(ucoll_comm_t *comm)
+{
+    coll_args_t a = ARGS(UCOLL_COLL_BARRIER, NULL, NULL, 0, UCOLL_UINT8, UCOLL_OP_SUM, 0);
+    return run_blocking(comm, &a);
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_iexscan(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf,
+                                          size_t count, ucoll_dtype_t dtype, ucoll_op_t op,
+                                          ucoll_request_t **req)
+{
+    coll_args_t a = ARGS(UCOLL_COLL_EXSCAN, sendbuf, recvbuf, count, dtype, op, 0);
+    return new_request(comm, &a, 0, req);
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_iscan(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf,
+                                        size_t count, ucoll_dtype_t dtype, ucoll_op_t op,
+                                        ucoll_request_t **req)
+{
+    coll_args_t a = ARGS(UCOLL_COLL_SCAN, sendbuf, recvbuf, count, dtype, op, 0);
+    return new_request(comm, &a, 0, req);
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_ireduce(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf,
+                                          size_t count, ucoll_dtype_t dtype, ucoll_op_t op,
+                                          int root, ucoll_request_t **req)
+{
+    coll_args_t a = ARGS(UCOLL_COLL_REDUCE, sendbuf, recvbuf, count, dtype, op, root);
+    return new_request(comm, &a, 0, req);
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_iallreduce(ucoll_comm_t *comm, const void *sendbuf,
+                                             void *recvbuf, size_t count, ucoll_dtype_t dtype,
+                                             ucoll_op_t op, ucoll_request_t **req)
+{
+    coll_args_t a = ARGS(UCOLL_COLL_ALLREDUCE, sendbuf, recvbuf, count, dtype, op, 0);
+    return new_request(comm, &a, 0, req);
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_ibcast(ucoll_comm_t *comm, void *buf, size_t count,
+                                         ucoll_dtype_t dtype, int root, ucoll_request_t **req)
+{
+    coll_args_t a = ARGS(UCOLL_COLL_BCAST, buf, buf, count, dtype, UCOLL_OP_SUM, root);
+    return new_request(comm, &a, 0, req);
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_ibarrier(ucoll_comm_t *comm, ucoll_request_t **req)
+{
+    coll_args_t a = ARGS(UCOLL_COLL_BARRIER, NULL, NULL, 0, UCOLL_UINT8, UCOLL_OP_SUM, 0);
+    return new_request(comm, &a, 0, req);
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_exscan_init(ucoll_comm_t *comm, const void *sendbuf,
+                                              void *recvbuf, size_t count, ucoll_dtype_t dtype,
+                                              ucoll_op_t op, ucoll_request_t **req)
+{
+    coll_args_t a = ARGS(UCOLL_COLL_EXSCAN, sendbuf, recvbuf, count, dtype, op, 0);
+    return new_request(comm, &a, 1, req);
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_scan_init(ucoll_comm_t *comm, const void *sendbuf,
+                                            void *recvbuf, size_t count, ucoll_dtype_t dtype,
+                                            ucoll_op_t op, ucoll_request_t **req)
+{
+    coll_args_t a = ARGS(UCOLL_COLL_SCAN, sendbuf, recvbuf, count, dtype, op, 0);
+    return new_request(comm, &a, 1, req);
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_reduce_init(ucoll_comm_t *comm, const void *sendbuf,
+                                              void *recvbuf, size_t count, ucoll_dtype_t dtype,
+                                              ucoll_op_t op, int root, ucoll_request_t **req)
+{
+    coll_args_t a = ARGS(UCOLL_COLL_REDUCE, sendbuf, recvbuf, count, dtype, op, root);
+    return new_request(comm, &a, 1, req);
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_allreduce_init(ucoll_comm_t *comm, const void *sendbuf,
+                                                 void *recvbuf, size_t count, ucoll_dtype_t dtype,
+                                                 ucoll_op_t op, ucoll_request_t **req)
+{
+    coll_args_t a = ARGS(UCOLL_COLL_ALLREDUCE, sendbuf, recvbuf, count, dtype, op, 0);
+    return new_request(comm, &a, 1, req);
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_bcast_init(ucoll_comm_t *comm, void *buf, size_t count,
+                                             ucoll_dtype_t dtype, int root, ucoll_request_t **req)
+{
+    coll_args_t a = ARGS(UCOLL_COLL_BCAST, buf, buf, count, dtype, UCOLL_OP_SUM, root);
+    return new_request(comm, &a, 1, req);
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_start(ucoll_request_t *req)
+{
+    ucoll_status_t st = check_request(req);
+    if (st != UCOLL_OK)
+        return st;
+    if (!req->persistent || req->active)
+        return UCOLL_ERR_STATE;
+    if (req->count == 0 && req->coll != UCOLL_COLL_BARRIER) {
+        req->comm->seq++;
+        req->status = UCOLL_OK;
+        return UCOLL_OK;
+    }
+    return exec_start(req);
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_test(ucoll_request_t *req)
+{
+    ucoll_status_t st = check_request(req);
+    if (st != UCOLL_OK)
+        return st;
+    if (!req->active)
+        return req->status;
+    ctx_progress(req->comm->ctx);
+    return req->active ? UCOLL_INPROGRESS : req->status;
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_wait(ucoll_request_t *req)
+{
+    ucoll_status_t st = check_request(req);
+    if (st != UCOLL_OK)
+        return st;
+    return req->active ? request_wait(req) : req->status;
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_request_free(ucoll_request_t *req)
+{
+    ucoll_status_t st = check_request(req);
+    if (st != UCOLL_OK)
+        return st;
+    if (req->active)
+        return UCOLL_ERR_STATE;
+    exec_release(req);
+    sched_destroy(&req->sched);
+    req->magic = 0;
+    free(req);
+    return UCOLL_OK;
+}

@@ -1,0 +1,57 @@
+/* UCOLL_* environment variables: the table (for ucoll_info and the README) and their reading. */
+#include "ucoll_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const config_var_t vars[] = {
+    {"UCOLL_EXSCAN_ALG", "auto", "exclusive scan algorithm (see ucoll_info -a)"},
+    {"UCOLL_SCAN_ALG", "auto", "inclusive scan algorithm"},
+    {"UCOLL_REDUCE_ALG", "auto", "reduce algorithm"},
+    {"UCOLL_ALLREDUCE_ALG", "auto", "allreduce algorithm"},
+    {"UCOLL_BCAST_ALG", "auto", "bcast algorithm"},
+    {"UCOLL_BARRIER_ALG", "auto", "barrier algorithm"},
+    {"UCOLL_TIMEOUT", "unset (wait forever)",
+     "seconds a blocking call or ucoll_wait may take before UCOLL_ERR_TIMED_OUT"},
+    {"UCOLL_PROGRESS_YIELD", "auto",
+     "auto: yield the CPU when idle if ranks outnumber cores (else after 1000 idle polls); "
+     "always; never"},
+};
+
+const config_var_t *config_vars(size_t *n)
+{
+    *n = sizeof(vars) / sizeof(vars[0]);
+    return vars;
+}
+
+ucoll_status_t config_read(ucoll_config_t *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    for (int c = 0; c < UCOLL_NCOLLS; c++)
+        cfg->alg_env[c] = getenv(vars[c].name);
+
+    const char *t = getenv("UCOLL_TIMEOUT");
+    if (t != NULL && *t != '\0') {
+        char *end;
+        double v = strtod(t, &end);
+        if (*end != '\0' || v < 0) {
+            fprintf(stderr, "ucoll: UCOLL_TIMEOUT=%s is not a number of seconds >= 0\n", t);
+            return UCOLL_ERR_INVALID_ARG;
+        }
+        cfg->timeout_s = v;
+    }
+    const char *y = getenv("UCOLL_PROGRESS_YIELD");
+    cfg->yield = TP_YIELD_AUTO;
+    if (y != NULL && *y != '\0') {
+        if (strcmp(y, "always") == 0) {
+            cfg->yield = TP_YIELD_ALWAYS;
+        } else if (strcmp(y, "never") == 0) {
+            cfg->yield = TP_YIELD_NEVER;
+        } else if (strcmp(y, "auto") != 0) {
+            fprintf(stderr, "ucoll: UCOLL_PROGRESS_YIELD=%s: use auto, always or never\n", y);
+            return UCOLL_ERR_INVALID_ARG;
+        }
+    }
+    return UCOLL_OK;
+}

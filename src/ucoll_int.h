@@ -1,0 +1,130 @@
+/*
+ * ucoll internals shared by the core files: the process context, communicators, requests and
+ * the schedule executor.
+ */
+#ifndef UCOLL_INT_H
+#define UCOLL_INT_H
+
+#include "../bootstrap/bootstrap.h"
+#include "../ucx_transport/transport.h"
+#include "alg/alg.h"
+#include "dtype.h"
+#include "sched.h"
+#include "ucoll.h"
+
+#include <stdint.h>
+
+#ifndef UCOLL_EXPORT
+#define UCOLL_EXPORT __attribute__((visibility("default")))
+#endif
+
+/* tag layout: | comm id 12 | collective sequence number 20 | round 16 | segment 16 | */
+#define UCOLL_TAG_COMM_BITS 12
+#define UCOLL_TAG_SEQ_BITS 20
+#define UCOLL_TAG_ROUND_BITS 16
+#define UCOLL_TAG_SEG_BITS 16
+#define UCOLL_MAX_COMMS (1 << UCOLL_TAG_COMM_BITS)
+
+static inline uint64_t ucoll_tag(uint32_t comm_id, uint32_t seq, uint32_t round, uint32_t seg)
+{
+    return ((uint64_t)comm_id << 52) | ((uint64_t)(seq & 0xFFFFFu) << 32) |
+           ((uint64_t)(round & 0xFFFFu) << 16) | (uint64_t)(seg & 0xFFFFu);
+}
+
+/* configuration read from UCOLL_* environment variables at init (config.c) */
+typedef struct {
+    double timeout_s;      /* UCOLL_TIMEOUT; <= 0: wait forever */
+    tp_yield_mode_t yield; /* UCOLL_PROGRESS_YIELD */
+    const char *alg_env[UCOLL_NCOLLS]; /* UCOLL_<COLL>_ALG values or NULL */
+} ucoll_config_t;
+ucoll_status_t config_read(ucoll_config_t *cfg);
+/* one line per variable: name, default, meaning (for ucoll_info and docs) */
+typedef struct {
+    const char *name, *default_value, *meaning;
+} config_var_t;
+const config_var_t *config_vars(size_t *n);
+
+typedef struct ucoll_ctx ucoll_ctx_t;
+
+enum { COMM_MAGIC = 0x75636f6c, COMM_DEAD = 0x64656164 };
+
+typedef struct {
+    const alg_desc_t *alg; /* NULL: auto */
+    int param;
+} alg_choice_t;
+
+struct ucoll_comm {
+    uint32_t magic;
+    ucoll_ctx_t *ctx;
+    int rank, size;
+    int *world_rank; /* comm rank -> transport peer */
+    uint32_t id;     /* tag field */
+    uint32_t seq;    /* next collective sequence number */
+    alg_choice_t alg[UCOLL_NCOLLS];
+    ucoll_request_t *blocking_req; /* reused by blocking calls */
+    struct ucoll_comm *next;       /* every comm of the context */
+};
+
+struct ucoll_request {
+    uint32_t magic;
+    ucoll_comm_t *comm;
+    ucoll_coll_t coll;
+    int persistent; /* from *_init: kept after completion */
+    int active;     /* started and not yet completed */
+    int blocking;   /* the comm's reusable request */
+    ucoll_status_t status;
+    /* arguments */
+    const void *sendbuf;
+    void *recvbuf;
+    size_t count;
+    ucoll_dtype_t dtype;
+    ucoll_op_t op;
+    int root;
+    int in_place;
+    size_t elem_size;
+    const alg_desc_t *alg;
+    int param;
+    /* schedule, built once per argument set */
+    sched_t sched;
+    sched_args_t sched_args;
+    int sched_valid;
+    /* execution state */
+    size_t pc;
+    int posted;
+    uint32_t seq;
+    tp_op_t send_op, recv_op;
+    void *buf[SCHED_NBUFS];
+    void *memh[SCHED_NBUFS];
+    tp_chunk_t *chunk[SCHED_NBUFS];
+    double deadline;
+    struct ucoll_request *next_active;
+};
+
+struct ucoll_ctx {
+    bootstrap_t *bs;
+    tp_ctx_t *tp;
+    ucoll_config_t cfg;
+    ucoll_comm_t *world;
+    ucoll_comm_t *comms;
+    ucoll_request_t *active; /* started, incomplete requests (progressed by every call) */
+    uint32_t next_comm_id;
+};
+
+/* executor (exec.c) */
+ucoll_status_t exec_start(ucoll_request_t *req);
+/* advances req as far as possible without blocking; OK, INPROGRESS or an error */
+ucoll_status_t exec_advance(ucoll_request_t *req);
+/* stops an active request after an error: cancels what is in flight, releases scratch */
+void exec_abort(ucoll_request_t *req, ucoll_status_t status);
+void exec_release(ucoll_request_t *req);
+/* one progress pass over the transport and every active request of ctx */
+unsigned ctx_progress(ucoll_ctx_t *ctx);
+/* waits for req; honours UCOLL_TIMEOUT and peer failures */
+ucoll_status_t request_wait(ucoll_request_t *req);
+double now_seconds(void);
+
+/* algorithm selection (coll.c) */
+void select_algorithm(const ucoll_comm_t *comm, ucoll_coll_t coll, ucoll_op_t op,
+                      const alg_desc_t **alg, int *param);
+
+#endif

@@ -1,0 +1,75 @@
+/*
+ * ucx_transport: one UCP context and worker per process, an endpoint to every peer with peer
+ * error handling, tagged send/receive, registered scratch memory, and a progress call that
+ * yields the CPU when ranks outnumber cores. Knows nothing about schedules or collectives.
+ */
+#ifndef UCOLL_TRANSPORT_H
+#define UCOLL_TRANSPORT_H
+
+#include "ucoll.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct tp_ctx tp_ctx_t;
+
+/* one outstanding send or receive; filled in by the transport */
+typedef struct {
+    volatile int done;      /* 1 once complete (successfully or not) */
+    ucoll_status_t status;  /* valid when done */
+    size_t expected;        /* bytes posted */
+    int peer;
+    void *ucp_req;          /* UCP request while in flight */
+    void *tp;               /* owning context */
+} tp_op_t;
+
+/* a piece of registered memory from the pool */
+typedef struct tp_chunk {
+    void *addr;
+    size_t size;
+    void *memh;                /* ucp_mem_h */
+    struct tp_chunk *next;     /* free list of its size class */
+    struct tp_chunk *all_next; /* every chunk mapped, for tp_destroy */
+} tp_chunk_t;
+
+typedef enum { TP_YIELD_AUTO, TP_YIELD_ALWAYS, TP_YIELD_NEVER } tp_yield_mode_t;
+
+/* creates the context and worker; nranks peers will be connected by tp_connect */
+ucoll_status_t tp_create(int rank, int nranks, int local_ranks, tp_yield_mode_t yield_mode,
+                         tp_ctx_t **tp);
+/* ranks on this node, known after the address exchange (decides CPU yielding) */
+void tp_set_local_ranks(tp_ctx_t *tp, int local_ranks);
+/* the worker address to publish to the other ranks */
+ucoll_status_t tp_local_address(tp_ctx_t *tp, const void **addr, size_t *len);
+/* creates endpoints to every peer from their worker addresses (addrs[i], lens[i]) */
+ucoll_status_t tp_connect(tp_ctx_t *tp, const void *const *addrs, const size_t *lens);
+/* closes endpoints (flushing them) and destroys worker and context; the caller makes sure
+ * every rank has finished communicating first */
+void tp_destroy(tp_ctx_t *tp);
+
+ucoll_status_t tp_isend(tp_ctx_t *tp, int peer, const void *buf, size_t len, void *memh,
+                        uint64_t tag, tp_op_t *op);
+/* receives exactly len bytes with this tag (from peer, which is recorded for failure checks);
+ * a message of another length completes the op with UCOLL_ERR_TRUNCATED */
+ucoll_status_t tp_irecv(tp_ctx_t *tp, int peer, void *buf, size_t len, void *memh, uint64_t tag,
+                        tp_op_t *op);
+/* cancels an incomplete receive, or waits for an incomplete send to end (force-failing it
+ * when its peer failed); afterwards op->done is 1 */
+void tp_abandon(tp_ctx_t *tp, tp_op_t *op);
+
+/* one progress pass; returns the number of events (0 = nothing happened) */
+unsigned tp_progress(tp_ctx_t *tp);
+/* called when a wait loop made no progress: spins, then yields the CPU */
+void tp_idle(tp_ctx_t *tp, unsigned *idle_passes);
+/* 1 if the peer's endpoint reported an error (the peer died or is unreachable) */
+int tp_peer_failed(const tp_ctx_t *tp, int peer);
+int tp_any_peer_failed(const tp_ctx_t *tp);
+
+/* registered memory of at least `size` bytes, mapped once with ucp_mem_map and recycled */
+tp_chunk_t *tp_pool_get(tp_ctx_t *tp, size_t size);
+void tp_pool_put(tp_ctx_t *tp, tp_chunk_t *chunk);
+
+/* names of the UCX transports in use (for tools); static storage */
+const char *tp_transports(tp_ctx_t *tp);
+
+#endif
