@@ -153,6 +153,7 @@ static ucoll_status_t new_request(ucoll_comm_t *comm, const coll_args_t *a, int 
         if (trivially_done(a)) {
             comm->seq++;
         } else if ((st = exec_start(req)) != UCOLL_OK) {
+            exec_release(req);
             sched_destroy(&req->sched);
             free(req);
             return st;

@@ -14,6 +14,9 @@ static const config_var_t vars[] = {
     {"UCOLL_BARRIER_ALG", "auto", "barrier algorithm"},
     {"UCOLL_TIMEOUT", "unset (wait forever)",
      "seconds a blocking call or ucoll_wait may take before UCOLL_ERR_TIMED_OUT"},
+    {"UCOLL_SEGMENT_SIZE", "65536",
+     "bytes per message segment: longer messages go as segments, and the (+) of a received "
+     "segment overlaps the transfer of the next; 0 = unsegmented. Equal on every rank"},
     {"UCOLL_PROGRESS_YIELD", "auto",
      "auto: yield the CPU when idle if ranks outnumber cores (else after 1000 idle polls); "
      "always; never"},
@@ -40,6 +43,17 @@ ucoll_status_t config_read(ucoll_config_t *cfg)
             return UCOLL_ERR_INVALID_ARG;
         }
         cfg->timeout_s = v;
+    }
+    cfg->segment_size = 65536;
+    const char *seg = getenv("UCOLL_SEGMENT_SIZE");
+    if (seg != NULL && *seg != '\0') {
+        char *end;
+        unsigned long long v = strtoull(seg, &end, 10);
+        if (*end != '\0' || seg[0] == '-') {
+            fprintf(stderr, "ucoll: UCOLL_SEGMENT_SIZE=%s is not a number of bytes\n", seg);
+            return UCOLL_ERR_INVALID_ARG;
+        }
+        cfg->segment_size = (size_t)v;
     }
     const char *y = getenv("UCOLL_PROGRESS_YIELD");
     cfg->yield = TP_YIELD_AUTO;

@@ -11,6 +11,7 @@
  */
 #include "ucoll_int.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -44,6 +45,10 @@ void exec_release(ucoll_request_t *req)
         tp_pool_put(tp, req->chunk[b]);
         req->chunk[b] = NULL;
     }
+    free(req->send_ops);
+    free(req->recv_ops);
+    req->send_ops = req->recv_ops = NULL;
+    req->ops_cap = 0;
 }
 
 static void unlink_active(ucoll_request_t *req)
@@ -56,14 +61,12 @@ static void unlink_active(ucoll_request_t *req)
     req->next_active = NULL;
 }
 
+static void abandon_round(ucoll_request_t *req);
+
 static ucoll_status_t finish(ucoll_request_t *req, ucoll_status_t status)
 {
-    tp_ctx_t *tp = req->comm->ctx->tp;
-    if (req->posted) {
-        tp_abandon(tp, &req->recv_op);
-        tp_abandon(tp, &req->send_op);
-        req->posted = 0;
-    }
+    if (req->posted)
+        abandon_round(req);
     req->status = status;
     req->active = 0;
     unlink_active(req);
@@ -128,38 +131,163 @@ ucoll_status_t exec_start(ucoll_request_t *req)
     return UCOLL_OK;
 }
 
+/* elements per segment of a message of `count` elements: messages longer than
+ * UCOLL_SEGMENT_SIZE travel as several tagged segments. Sender and receiver derive the same
+ * split from the message length, so they agree without telling each other. */
+static size_t segment_elems(const ucoll_request_t *req, size_t count)
+{
+    size_t seg = req->comm->ctx->cfg.segment_size / req->elem_size;
+    if (seg == 0 || count <= seg)
+        return count > 0 ? count : 1;
+    size_t fewest = (count + UCOLL_MAX_SEGMENTS - 1) / UCOLL_MAX_SEGMENTS; /* tag field */
+    return seg < fewest ? fewest : seg;
+}
+
+static size_t segments(size_t count, size_t seg)
+{
+    return count == 0 ? 1 : (count + seg - 1) / seg;
+}
+
+static int regions_overlap(sched_region_t a, sched_region_t b)
+{
+    return a.buf == b.buf && a.off < b.off + b.count && b.off < a.off + a.count;
+}
+
+static int same_region(sched_region_t a, sched_region_t b)
+{
+    return a.buf == b.buf && a.off == b.off && a.count == b.count;
+}
+
+static ucoll_status_t reserve_ops(ucoll_request_t *req, size_t n)
+{
+    if (n <= req->ops_cap)
+        return UCOLL_OK;
+    tp_op_t *s = realloc(req->send_ops, n * sizeof(*s));
+    if (s != NULL)
+        req->send_ops = s;
+    tp_op_t *r = realloc(req->recv_ops, n * sizeof(*r));
+    if (r != NULL)
+        req->recv_ops = r;
+    if (s == NULL || r == NULL)
+        return UCOLL_ERR_NO_MEMORY;
+    req->ops_cap = n;
+    return UCOLL_OK;
+}
+
+/* posts the round's receive segments, then its send segments */
 static ucoll_status_t post_round(ucoll_request_t *req, const sched_step_t *step)
 {
     ucoll_comm_t *comm = req->comm;
     tp_ctx_t *tp = comm->ctx->tp;
-    const uint64_t tag = ucoll_tag(comm->id, req->seq, step->round, 0);
+    const size_t esz = req->elem_size;
     static char empty; /* zero-byte messages need a valid address */
+    size_t rseg = 1, sseg = 1;
 
-    req->recv_op.done = 1;
-    req->recv_op.status = UCOLL_OK;
-    req->recv_op.ucp_req = NULL;
-    req->send_op = req->recv_op;
-    req->posted = 1;
+    req->nrecv = req->nsend = 0;
+    req->reduced = 0;
+    req->fused = 0;
     if (step->recv_peer >= 0) {
-        size_t bytes = step->recv.count * req->elem_size;
-        void *addr = bytes ? region_addr(req, step->recv) : &empty;
-        tp_irecv(tp, comm->world_rank[step->recv_peer], addr, bytes,
-                 bytes ? req->memh[step->recv.buf] : NULL, tag, &req->recv_op);
+        rseg = segment_elems(req, step->recv.count);
+        req->nrecv = segments(step->recv.count, rseg);
     }
     if (step->send_peer >= 0) {
-        size_t bytes = step->send.count * req->elem_size;
-        const void *addr = bytes ? region_addr(req, step->send) : &empty;
-        tp_isend(tp, comm->world_rank[step->send_peer], addr, bytes,
-                 bytes ? req->memh[step->send.buf] : NULL, tag, &req->send_op);
+        sseg = segment_elems(req, step->send.count);
+        req->nsend = segments(step->send.count, sseg);
+    }
+    ucoll_status_t st = reserve_ops(req, req->nrecv > req->nsend ? req->nrecv : req->nsend);
+    if (st != UCOLL_OK)
+        return st;
+    req->posted = 1;
+    req->seg_elems = rseg;
+    /* the REDUCE that consumes the received data runs per segment, overlapping the transfer
+     * of later segments, unless it would write what this round is still sending */
+    if (req->nrecv > 1 && req->pc + 1 < req->sched.nsteps) {
+        const sched_step_t *next = &req->sched.steps[req->pc + 1];
+        req->fused = next->kind == SCHED_REDUCE &&
+                     (same_region(next->src, step->recv) || same_region(next->dst, step->recv)) &&
+                     !(step->send_peer >= 0 && regions_overlap(next->dst, step->send));
+    }
+    for (size_t j = 0; j < req->nrecv; j++) {
+        const uint64_t tag = ucoll_tag(comm->id, req->seq, step->round, (uint32_t)j);
+        size_t off = j * rseg, n = step->recv.count - off < rseg ? step->recv.count - off : rseg;
+        void *addr = n ? (char *)region_addr(req, step->recv) + off * esz : &empty;
+        tp_irecv(tp, comm->world_rank[step->recv_peer], addr, n * esz,
+                 n ? req->memh[step->recv.buf] : NULL, tag, &req->recv_ops[j]);
+    }
+    for (size_t j = 0; j < req->nsend; j++) {
+        const uint64_t tag = ucoll_tag(comm->id, req->seq, step->round, (uint32_t)j);
+        size_t off = j * sseg, n = step->send.count - off < sseg ? step->send.count - off : sseg;
+        const void *addr = n ? (char *)region_addr(req, step->send) + off * esz : &empty;
+        tp_isend(tp, comm->world_rank[step->send_peer], addr, n * esz,
+                 n ? req->memh[step->send.buf] : NULL, tag, &req->send_ops[j]);
     }
     return UCOLL_OK;
+}
+
+static void abandon_round(ucoll_request_t *req)
+{
+    tp_ctx_t *tp = req->comm->ctx->tp;
+    for (size_t j = 0; j < req->nrecv; j++)
+        tp_abandon(tp, &req->recv_ops[j]);
+    for (size_t j = 0; j < req->nsend; j++)
+        tp_abandon(tp, &req->send_ops[j]);
+    req->nrecv = req->nsend = 0;
+    req->posted = 0;
+}
+
+/* applies the fused REDUCE to every received segment not yet reduced, in order */
+static ucoll_status_t reduce_arrived_segments(ucoll_request_t *req, const sched_step_t *step)
+{
+    const sched_step_t *red = step + 1;
+    while (req->reduced < req->nrecv && req->recv_ops[req->reduced].done) {
+        if (req->recv_ops[req->reduced].status != UCOLL_OK)
+            return req->recv_ops[req->reduced].status;
+        size_t off = req->reduced * req->seg_elems;
+        size_t n = step->recv.count - off < req->seg_elems ? step->recv.count - off
+                                                            : req->seg_elems;
+        op_apply(req->op, req->dtype, (char *)region_addr(req, red->src) + off * req->elem_size,
+                 (char *)region_addr(req, red->dst) + off * req->elem_size, n);
+        req->reduced++;
+    }
+    return UCOLL_OK;
+}
+
+/* advances the current round; OK when it is complete (its fused REDUCE included) */
+static ucoll_status_t advance_round(ucoll_request_t *req, const sched_step_t *step)
+{
+    tp_ctx_t *tp = req->comm->ctx->tp;
+    ucoll_status_t st;
+
+    if (!req->posted && (st = post_round(req, step)) != UCOLL_OK)
+        return st;
+    if (req->fused && (st = reduce_arrived_segments(req, step)) != UCOLL_OK)
+        return st;
+    int done = 1;
+    for (size_t j = 0; j < req->nrecv && done; j++)
+        done = req->recv_ops[j].done;
+    for (size_t j = 0; j < req->nsend && done; j++)
+        done = req->send_ops[j].done;
+    if (!done) {
+        if (step->recv_peer >= 0 && tp_peer_failed(tp, req->comm->world_rank[step->recv_peer]))
+            return UCOLL_ERR_PEER_FAILED;
+        if (req->deadline > 0 && now_seconds() > req->deadline)
+            return UCOLL_ERR_TIMED_OUT;
+        return UCOLL_INPROGRESS;
+    }
+    if (req->fused && (st = reduce_arrived_segments(req, step)) != UCOLL_OK)
+        return st;
+    st = UCOLL_OK;
+    for (size_t j = 0; j < req->nrecv && st == UCOLL_OK; j++)
+        st = req->recv_ops[j].status;
+    for (size_t j = 0; j < req->nsend && st == UCOLL_OK; j++)
+        st = req->send_ops[j].status;
+    return st;
 }
 
 ucoll_status_t exec_advance(ucoll_request_t *req)
 {
     if (!req->active)
         return req->status;
-    tp_ctx_t *tp = req->comm->ctx->tp;
     const sched_t *s = &req->sched;
 
     while (req->pc < s->nsteps) {
@@ -173,25 +301,18 @@ ucoll_status_t exec_advance(ucoll_request_t *req)
             op_apply(req->op, req->dtype, region_addr(req, step->src),
                      region_addr(req, step->dst), step->src.count);
             break;
-        case SCHED_XCHG:
-            if (!req->posted)
-                post_round(req, step);
-            if (!req->recv_op.done || !req->send_op.done) {
-                if (!req->recv_op.done &&
-                    tp_peer_failed(tp, req->comm->world_rank[step->recv_peer]))
-                    return finish(req, UCOLL_ERR_PEER_FAILED);
-                if (req->deadline > 0 && now_seconds() > req->deadline)
-                    return finish(req, UCOLL_ERR_TIMED_OUT);
-                return UCOLL_INPROGRESS;
-            }
-            tp_abandon(tp, &req->recv_op); /* both done: frees the UCP requests */
-            tp_abandon(tp, &req->send_op);
-            req->posted = 0;
-            if (req->recv_op.status != UCOLL_OK)
-                return finish(req, req->recv_op.status);
-            if (req->send_op.status != UCOLL_OK)
-                return finish(req, req->send_op.status);
+        case SCHED_XCHG: {
+            ucoll_status_t st = advance_round(req, step);
+            if (st == UCOLL_INPROGRESS)
+                return st;
+            int fused = req->fused;
+            abandon_round(req); /* everything is done: frees the UCP requests */
+            if (st != UCOLL_OK)
+                return finish(req, st);
+            if (fused)
+                req->pc++; /* its REDUCE is already applied */
             break;
+        }
         }
         req->pc++;
     }

@@ -24,6 +24,7 @@
 #define UCOLL_TAG_ROUND_BITS 16
 #define UCOLL_TAG_SEG_BITS 16
 #define UCOLL_MAX_COMMS (1 << UCOLL_TAG_COMM_BITS)
+#define UCOLL_MAX_SEGMENTS 65535
 
 static inline uint64_t ucoll_tag(uint32_t comm_id, uint32_t seq, uint32_t round, uint32_t seg)
 {
@@ -34,6 +35,7 @@ static inline uint64_t ucoll_tag(uint32_t comm_id, uint32_t seq, uint32_t round,
 /* configuration read from UCOLL_* environment variables at init (config.c) */
 typedef struct {
     double timeout_s;      /* UCOLL_TIMEOUT; <= 0: wait forever */
+    size_t segment_size;   /* UCOLL_SEGMENT_SIZE: bytes per message segment; 0 = no segments */
     tp_yield_mode_t yield; /* UCOLL_PROGRESS_YIELD */
     const char *alg_env[UCOLL_NCOLLS]; /* UCOLL_<COLL>_ALG values or NULL */
 } ucoll_config_t;
@@ -90,9 +92,13 @@ struct ucoll_request {
     int sched_valid;
     /* execution state */
     size_t pc;
-    int posted;
+    int posted;     /* the current round's messages are posted */
+    int fused;      /* the REDUCE after the current round runs segment by segment */
     uint32_t seq;
-    tp_op_t send_op, recv_op;
+    tp_op_t *send_ops, *recv_ops; /* one per segment of the current round */
+    size_t nsend, nrecv, ops_cap;
+    size_t seg_elems;             /* elements per segment of the current round */
+    size_t reduced;               /* segments of the fused REDUCE applied so far */
     void *buf[SCHED_NBUFS];
     void *memh[SCHED_NBUFS];
     tp_chunk_t *chunk[SCHED_NBUFS];
