@@ -1,0 +1,214 @@
+/*
+ * ucoll_sched: the schedule inspector. Builds the schedules of all P processes of one collective
+ * with the library's own algorithm builders, runs them through the symbolic executor (no
+ * processes, no UCX) and prints the exact figures on one line:
+ *
+ *   coll=<c> alg=<a> p=<P> bytes=<m> rounds=<R> max_ops=<X> volume=<V>
+ *
+ * Elements are bytes (element size 1, count = m). max_ops is the largest number of (+)
+ * applications of one process, volume the sum over rounds of the largest message any process
+ * sends or receives in that round. --ranks adds a per-rank listing with every step.
+ * Exit status: 0 correct, 1 the schedules are incorrect (the error is on stderr), 2 usage.
+ */
+#include "alg/alg.h"
+#include "sched.h"
+#include "symbolic.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_P (1 << 20)
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: ucoll_sched -c COLL -a ALG -p P [-m BYTES] [-r ROOT] [--noncommutative] "
+            "[--ranks]\n"
+            "  -c, --coll COLL        exscan, scan, reduce, allreduce, bcast, barrier\n"
+            "  -a, --alg ALG          an algorithm of COLL (an unknown name lists them)\n"
+            "  -p, --procs P          number of processes, 1..%d\n"
+            "  -m, --bytes BYTES      vector length in bytes (= elements), default 8\n"
+            "  -r, --root ROOT        root of reduce/bcast, default 0\n"
+            "      --noncommutative   treat the op as non-commutative (default commutative)\n"
+            "      --ranks            also list every rank's figures and steps\n",
+            MAX_P);
+}
+
+static void list_algs(FILE *f, ucoll_coll_t coll)
+{
+    size_t n;
+    const alg_desc_t *algs = alg_list(coll, &n);
+    fprintf(f, "valid algorithms for %s:", alg_coll_name(coll));
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, " %s%s", algs[i].name, (algs[i].flags & ALG_PARAM_REQUIRED) ? ":Q" : "");
+    fprintf(f, "\n");
+    for (size_t i = 0; i < n; i++) {
+        char name[64];
+        snprintf(name, sizeof(name), "%s%s", algs[i].name,
+                 (algs[i].flags & ALG_PARAM_REQUIRED) ? ":Q" : "");
+        fprintf(f, "  %-20s %s\n", name, algs[i].summary);
+    }
+}
+
+/* parses a whole decimal number in [lo, hi]; 0 on success */
+static int parse_num(const char *s, long long lo, long long hi, long long *out)
+{
+    char *end;
+    errno = 0;
+    if (s == NULL || *s == '\0')
+        return -1;
+    long long v = strtoll(s, &end, 10);
+    if (errno != 0 || *end != '\0' || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static void print_ranks(const alg_desc_t *alg, int param, int p, size_t count, int root,
+                        int commutative, const symbolic_result_t *res)
+{
+    sched_t s;
+    sched_init(&s);
+    for (int r = 0; r < p; r++) {
+        printf("rank %d: rounds=%" PRIu32 " ops=%" PRIu64 " op_elems=%" PRIu64
+               " bytes_sent=%" PRIu64 " bytes_recv=%" PRIu64 "\n",
+               r, res->rank_rounds[r], res->rank_ops[r], res->rank_op_elems[r],
+               res->rank_bytes_sent[r], res->rank_bytes_recv[r]);
+        sched_clear(&s);
+        if (symbolic_build(alg, param, p, r, count, 1, root, commutative, &s) != 0) {
+            printf("  (schedule could not be rebuilt)\n");
+            continue;
+        }
+        for (size_t i = 0; i < s.nsteps; i++) {
+            char d[200];
+            printf("  %s\n", symbolic_step_str(&s.steps[i], d, sizeof(d)));
+        }
+    }
+    sched_destroy(&s);
+}
+
+int main(int argc, char **argv)
+{
+    enum { OPT_RANKS = 256, OPT_NONCOMM };
+    static const struct option opts[] = {
+        {"coll", required_argument, NULL, 'c'},
+        {"alg", required_argument, NULL, 'a'},
+        {"procs", required_argument, NULL, 'p'},
+        {"bytes", required_argument, NULL, 'm'},
+        {"root", required_argument, NULL, 'r'},
+        {"ranks", no_argument, NULL, OPT_RANKS},
+        {"noncommutative", no_argument, NULL, OPT_NONCOMM},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *coll_s = NULL, *alg_s = NULL, *p_s = NULL, *m_s = "8", *root_s = "0";
+    int ranks = 0, commutative = 1, c;
+
+    while ((c = getopt_long(argc, argv, "c:a:p:m:r:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'c':
+            coll_s = optarg;
+            break;
+        case 'a':
+            alg_s = optarg;
+            break;
+        case 'p':
+            p_s = optarg;
+            break;
+        case 'm':
+            m_s = optarg;
+            break;
+        case 'r':
+            root_s = optarg;
+            break;
+        case OPT_RANKS:
+            ranks = 1;
+            break;
+        case OPT_NONCOMM:
+            commutative = 0;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "ucoll_sched: unexpected argument '%s'\n", argv[optind]);
+        usage(stderr);
+        return 2;
+    }
+    if (coll_s == NULL || alg_s == NULL || p_s == NULL) {
+        fprintf(stderr, "ucoll_sched: -c COLL, -a ALG and -p P are required\n");
+        usage(stderr);
+        return 2;
+    }
+
+    ucoll_coll_t coll;
+    if (alg_coll_from_name(coll_s, &coll) != 0) {
+        fprintf(stderr, "ucoll_sched: unknown collective '%s'; valid collectives:", coll_s);
+        for (int i = 0; i < UCOLL_NCOLLS; i++)
+            fprintf(stderr, " %s", alg_coll_name((ucoll_coll_t)i));
+        fprintf(stderr, "\n");
+        return 2;
+    }
+    if (strcmp(alg_s, "auto") == 0) {
+        fprintf(stderr, "ucoll_sched: 'auto' is resolved at run time from the vector size and "
+                        "the number of processes; name an algorithm\n");
+        list_algs(stderr, coll);
+        return 2;
+    }
+    int param = 0;
+    const alg_desc_t *alg = alg_lookup(coll, alg_s, &param);
+    if (alg == NULL) {
+        fprintf(stderr, "ucoll_sched: unknown algorithm '%s' for %s\n", alg_s, coll_s);
+        list_algs(stderr, coll);
+        return 2;
+    }
+
+    long long p, m, root;
+    if (parse_num(p_s, 1, MAX_P, &p) != 0) {
+        fprintf(stderr,
+                "ucoll_sched: -p '%s': the number of processes must be an integer in "
+                "1..%d\n",
+                p_s, MAX_P);
+        return 2;
+    }
+    if (parse_num(m_s, 0, (long long)1 << 40, &m) != 0) {
+        fprintf(stderr, "ucoll_sched: -m '%s': the byte count must be an integer in 0..2^40\n",
+                m_s);
+        return 2;
+    }
+    if (parse_num(root_s, 0, p - 1, &root) != 0) {
+        fprintf(stderr, "ucoll_sched: -r '%s': the root must be an integer in 0..%lld\n", root_s,
+                p - 1);
+        return 2;
+    }
+    if (!commutative && !(alg->flags & ALG_ORDER_PRESERVING)) {
+        fprintf(stderr, "ucoll_sched: %s %s reorders operands and is only for commutative ops\n",
+                coll_s, alg->name);
+        return 2;
+    }
+
+    symbolic_result_t res;
+    int rc = symbolic_run(alg, param, coll, (int)p, (size_t)m, 1, (int)root, commutative, &res);
+    if (rc != 0 || !res.ok) {
+        fprintf(stderr, "ucoll_sched: %s %s p=%lld bytes=%lld: %s: %s\n", coll_s, alg_s, p, m,
+                rc != 0 ? "cannot run" : "INCORRECT schedule", res.error);
+        symbolic_result_free(&res);
+        return 1;
+    }
+    printf("coll=%s alg=%s p=%lld bytes=%lld rounds=%" PRIu32 " max_ops=%" PRIu64 " volume=%" PRIu64
+           "\n",
+           coll_s, alg_s, p, m, res.rounds, res.max_ops, res.volume_bytes);
+    if (ranks)
+        print_ranks(alg, param, (int)p, (size_t)m, (int)root, commutative, &res);
+    symbolic_result_free(&res);
+    return 0;
+}
