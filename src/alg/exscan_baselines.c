@@ -11,7 +11,9 @@
  *   P <- T (+) P; a partner above gives P <- P (+) T. P is not updated when no later round
  *   sends it. Invariant after round k: P_r covers r's aligned 2^(k+1)-block (clipped to p),
  *   W_r covers [start of that block, r - 1].
- *   Cost: ceil(log2 p) rounds, at most 2 floor(log2 p) - 2 (+) per process, m bytes per round.
+ *   Cost: ceil(log2 p) rounds, m bytes per round; max (+) per process is exactly
+ *   2 floor(log2 p) - 2 for p >= 4 (rank 2^floor(log2 p) - 1), and 1 for p = 3 (rank 0 computes
+ *   P (+) T for round 1), within algorithms.md's 2 floor(log2 p) - 1.
  */
 #include "alg.h"
 
