@@ -51,6 +51,7 @@ static void comm_kill(ucoll_comm_t *comm)
     }
     free(comm->world_rank);
     comm->world_rank = NULL;
+    select_comm_cleanup(comm);
     comm->magic = COMM_DEAD;
 }
 
@@ -126,6 +127,8 @@ static ucoll_status_t init_common(bootstrap_t *bs, ucoll_comm_t **world)
             goto fail;
         }
     }
+    if ((st = select_measure_network(ctx)) != UCOLL_OK)
+        goto fail;
     bootstrap_free_blobs(bs->size, blobs, lens);
     free(blob);
     free(addrs);

@@ -20,22 +20,6 @@ static ucoll_status_t check_comm(const ucoll_comm_t *comm)
     return comm->magic == COMM_MAGIC ? UCOLL_OK : UCOLL_ERR_INVALID_ARG;
 }
 
-/* the algorithm `auto` picks for each collective */
-static const char *const auto_names[UCOLL_NCOLLS] = {
-    "best-doubling", "doubling", "binomial", "recursive-doubling", "binomial", "dissemination",
-};
-
-void select_algorithm(const ucoll_comm_t *comm, ucoll_coll_t coll, ucoll_op_t op,
-                      const alg_desc_t **alg, int *param)
-{
-    *alg = comm->alg[coll].alg;
-    *param = comm->alg[coll].param;
-    if (*alg != NULL && (op_is_commutative(op) || ((*alg)->flags & ALG_ORDER_PRESERVING)))
-        return;
-    /* auto, or a reordering algorithm chosen for a non-commutative op */
-    *alg = alg_lookup(coll, auto_names[coll], param);
-}
-
 typedef struct {
     ucoll_coll_t coll;
     const void *sendbuf;
@@ -77,12 +61,9 @@ static ucoll_status_t check_args(const ucoll_comm_t *comm, const coll_args_t *a)
 }
 
 /* fills req from validated arguments; keeps its schedule when nothing it depends on changed */
-static void setup_request(ucoll_request_t *req, ucoll_comm_t *comm, const coll_args_t *a)
+static void setup_request(ucoll_request_t *req, ucoll_comm_t *comm, const coll_args_t *a,
+                          const alg_desc_t *alg, int param)
 {
-    const alg_desc_t *alg;
-    int param;
-    select_algorithm(comm, a->coll, a->op, &alg, &param);
-
     sched_args_t sa;
     memset(&sa, 0, sizeof(sa));
     sa.rank = comm->rank;
@@ -127,8 +108,12 @@ static ucoll_status_t run_blocking(ucoll_comm_t *comm, const coll_args_t *a)
         comm->seq++;
         return UCOLL_OK;
     }
+    const alg_desc_t *alg;
+    int param;
+    if ((st = select_algorithm(comm, a->coll, a->op, a->dtype, a->count, &alg, &param)) != 0)
+        return st;
     ucoll_request_t *req = comm->blocking_req;
-    setup_request(req, comm, a);
+    setup_request(req, comm, a, alg, param);
     if ((st = exec_start(req)) != UCOLL_OK)
         return st;
     return request_wait(req);
@@ -142,11 +127,15 @@ static ucoll_status_t new_request(ucoll_comm_t *comm, const coll_args_t *a, int 
     ucoll_status_t st = check_args(comm, a);
     if (st != UCOLL_OK)
         return st;
+    const alg_desc_t *alg;
+    int param;
+    if ((st = select_algorithm(comm, a->coll, a->op, a->dtype, a->count, &alg, &param)) != 0)
+        return st;
     ucoll_request_t *req = calloc(1, sizeof(*req));
     if (req == NULL)
         return UCOLL_ERR_NO_MEMORY;
     sched_init(&req->sched);
-    setup_request(req, comm, a);
+    setup_request(req, comm, a, alg, param);
     req->persistent = persistent;
     req->status = UCOLL_OK;
     if (!persistent) {

@@ -17,6 +17,11 @@ static const config_var_t vars[] = {
     {"UCOLL_SEGMENT_SIZE", "65536",
      "bytes per message segment: longer messages go as segments, and the (+) of a received "
      "segment overlaps the transfer of the next; 0 = unsegmented. Equal on every rank"},
+    {"UCOLL_ALPHA_US", "measured at init",
+     "latency per round (us) in auto's cost model; set it (equal on all ranks) to skip the "
+     "measurement"},
+    {"UCOLL_BETA_NS_PER_BYTE", "measured at init",
+     "transfer time per byte (ns) in auto's cost model"},
     {"UCOLL_PROGRESS_YIELD", "auto",
      "auto: yield the CPU when idle if ranks outnumber cores (else after 1000 idle polls); "
      "always; never"},
@@ -43,6 +48,21 @@ ucoll_status_t config_read(ucoll_config_t *cfg)
             return UCOLL_ERR_INVALID_ARG;
         }
         cfg->timeout_s = v;
+    }
+    cfg->alpha_us = cfg->beta_ns = -1;
+    const char *names[2] = {"UCOLL_ALPHA_US", "UCOLL_BETA_NS_PER_BYTE"};
+    double *dst[2] = {&cfg->alpha_us, &cfg->beta_ns};
+    for (int i = 0; i < 2; i++) {
+        const char *v = getenv(names[i]);
+        if (v == NULL || *v == '\0')
+            continue;
+        char *end;
+        double x = strtod(v, &end);
+        if (*end != '\0' || x < 0) {
+            fprintf(stderr, "ucoll: %s=%s is not a number >= 0\n", names[i], v);
+            return UCOLL_ERR_INVALID_ARG;
+        }
+        *dst[i] = x;
     }
     cfg->segment_size = 65536;
     const char *seg = getenv("UCOLL_SEGMENT_SIZE");

@@ -8,6 +8,7 @@
 #include "../bootstrap/bootstrap.h"
 #include "../ucx_transport/transport.h"
 #include "alg/alg.h"
+#include "alg/cost.h"
 #include "dtype.h"
 #include "sched.h"
 #include "ucoll.h"
@@ -38,6 +39,7 @@ typedef struct {
     size_t segment_size;   /* UCOLL_SEGMENT_SIZE: bytes per message segment; 0 = no segments */
     tp_yield_mode_t yield; /* UCOLL_PROGRESS_YIELD */
     const char *alg_env[UCOLL_NCOLLS]; /* UCOLL_<COLL>_ALG values or NULL */
+    double alpha_us, beta_ns; /* UCOLL_ALPHA_US, UCOLL_BETA_NS_PER_BYTE; < 0: measure */
 } ucoll_config_t;
 ucoll_status_t config_read(ucoll_config_t *cfg);
 /* one line per variable: name, default, meaning (for ucoll_info and docs) */
@@ -64,6 +66,15 @@ struct ucoll_comm {
     uint32_t seq;    /* next collective sequence number */
     alg_choice_t alg[UCOLL_NCOLLS];
     ucoll_request_t *blocking_req; /* reused by blocking calls */
+    /* auto's cost model: exscan candidates' figures (computed on first use) and gamma per
+     * (op, dtype) agreed by every rank of the comm */
+    sched_figures_t *exscan_figs;
+    struct gamma_entry {
+        ucoll_op_t op;
+        ucoll_dtype_t dtype;
+        double gamma_ns;
+    } *gammas;
+    size_t ngammas;
     struct ucoll_comm *next;       /* every comm of the context */
 };
 
@@ -114,6 +125,7 @@ struct ucoll_ctx {
     ucoll_comm_t *comms;
     ucoll_request_t *active; /* started, incomplete requests (progressed by every call) */
     uint32_t next_comm_id;
+    cost_params_t net; /* alpha and beta agreed by all ranks at init (gamma unused here) */
 };
 
 /* executor (exec.c) */
@@ -129,8 +141,13 @@ unsigned ctx_progress(ucoll_ctx_t *ctx);
 ucoll_status_t request_wait(ucoll_request_t *req);
 double now_seconds(void);
 
-/* algorithm selection (coll.c) */
-void select_algorithm(const ucoll_comm_t *comm, ucoll_coll_t coll, ucoll_op_t op,
-                      const alg_desc_t **alg, int *param);
+/* algorithm selection (select.c); may run a collective on comm (to agree on gamma) the first
+ * time auto meets an (op, dtype) on it */
+ucoll_status_t select_algorithm(ucoll_comm_t *comm, ucoll_coll_t coll, ucoll_op_t op,
+                                ucoll_dtype_t dtype, size_t count, const alg_desc_t **alg,
+                                int *param);
+/* measures alpha and beta on world (or takes them from the environment), the same on all ranks */
+ucoll_status_t select_measure_network(ucoll_ctx_t *ctx);
+void select_comm_cleanup(ucoll_comm_t *comm);
 
 #endif
