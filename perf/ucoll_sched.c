@@ -167,6 +167,18 @@ int main(int argc, char **argv)
     int param = 0;
     const alg_desc_t *alg = alg_lookup(coll, alg_s, &param);
     if (alg == NULL) {
+        size_t n;
+        const alg_desc_t *algs = alg_list(coll, &n);
+        const size_t len = strcspn(alg_s, ":");
+        for (size_t i = 0; i < n; i++)
+            if ((algs[i].flags & ALG_PARAM_REQUIRED) && strlen(algs[i].name) == len &&
+                strncmp(algs[i].name, alg_s, len) == 0) {
+                fprintf(stderr,
+                        "ucoll_sched: '%s': %s takes a parameter, %s:Q with an integer Q in "
+                        "1..62 (e.g. %s:2)\n",
+                        alg_s, algs[i].name, algs[i].name, algs[i].name);
+                return 2;
+            }
         fprintf(stderr, "ucoll_sched: unknown algorithm '%s' for %s\n", alg_s, coll_s);
         list_algs(stderr, coll);
         return 2;
