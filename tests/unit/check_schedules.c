@@ -4,7 +4,7 @@
  * its rounds, (+) counts and volume must equal the figures of docs/algorithms.md, which are
  * recomputed here independently of the builders (and for the Exscan table of section 1.4,
  * written down literally). Exscan figures are also checked for every p up to 4096 (the
- * exscan_sweep_4096 case, most of the run time; CK_EXCLUDE_CASES=exscan_sweep_4096 skips it).
+ * exscan_sweep_4096 case, tagged "long": most of the run time; CK_EXCLUDE_TAGS=long skips it).
  * Broken hand-made schedules check that the executor does catch each kind of error.
  */
 #include "alg/alg.h"
@@ -840,6 +840,7 @@ static Suite *schedules_suite(void)
     suite_add_tcase(su, tc);
 
     TCase *sw = tcase_create("exscan_sweep_4096");
+    tcase_set_tags(sw, "long");
     tcase_set_timeout(sw, 600);
     tcase_add_test(sw, test_formulas);
     tcase_add_test(sw, test_sweep_linear);
