@@ -45,6 +45,10 @@ int scan_doubling_build(sched_t *s, const sched_args_t *a);
 int scan_recursive_doubling_build(sched_t *s, const sched_args_t *a);
 int reduce_binomial_build(sched_t *s, const sched_args_t *a);
 int allreduce_recursive_doubling_build(sched_t *s, const sched_args_t *a);
+int reduce_rhrd_build(sched_t *s, const sched_args_t *a);
+int allreduce_rhrd_build(sched_t *s, const sched_args_t *a);
+int reduce_rhrd_classic_build(sched_t *s, const sched_args_t *a);
+int allreduce_rhrd_classic_build(sched_t *s, const sched_args_t *a);
 int bcast_binomial_build(sched_t *s, const sched_args_t *a);
 int barrier_dissemination_build(sched_t *s, const sched_args_t *a);
 
