@@ -194,6 +194,7 @@ UCOLL_EXPORT ucoll_status_t ucoll_finalize(ucoll_comm_t *world)
     ucoll_status_t st = ucoll_barrier(world);
     while (ctx->active != NULL)
         exec_abort(ctx->active, UCOLL_ERR_STATE);
+    coll_release_requests(ctx);
     ucoll_status_t fst = ctx->bs->fence(ctx->bs);
     for (ucoll_comm_t *c = ctx->comms; c != NULL; c = c->next) {
         comm_kill(c);

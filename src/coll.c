@@ -11,6 +11,10 @@
 
 enum { REQ_MAGIC = 0x72657175 };
 
+/* the requests handed to the user and not yet freed: a freed or foreign pointer is
+ * recognised without reading through it */
+static ucoll_request_t *live_requests;
+
 static ucoll_status_t check_comm(const ucoll_comm_t *comm)
 {
     if (comm == NULL)
@@ -148,13 +152,18 @@ static ucoll_status_t new_request(ucoll_comm_t *comm, const coll_args_t *a, int 
             return st;
         }
     }
+    req->next_live = live_requests;
+    live_requests = req;
     *out = req;
     return UCOLL_OK;
 }
 
 static ucoll_status_t check_request(const ucoll_request_t *req)
 {
-    if (req == NULL || req->magic != REQ_MAGIC || req->blocking)
+    const ucoll_request_t *r = live_requests;
+    while (r != NULL && r != req)
+        r = r->next_live;
+    if (req == NULL || r == NULL)
         return UCOLL_ERR_INVALID_ARG;
     return check_comm(req->comm);
 }
@@ -322,13 +331,35 @@ UCOLL_EXPORT ucoll_status_t ucoll_wait(ucoll_request_t *req)
     return req->active ? request_wait(req) : req->status;
 }
 
+void coll_release_requests(ucoll_ctx_t *ctx)
+{
+    for (ucoll_request_t *r = live_requests; r != NULL; r = r->next_live)
+        if (r->comm->ctx == ctx) {
+            exec_abort(r, UCOLL_ERR_STATE);
+            exec_release(r);
+        }
+}
+
 UCOLL_EXPORT ucoll_status_t ucoll_request_free(ucoll_request_t *req)
 {
     ucoll_status_t st = check_request(req);
+    if (st == UCOLL_ERR_STATE) { /* after finalize: its resources went with the context */
+        ucoll_request_t **p = &live_requests;
+        while (*p != req)
+            p = &(*p)->next_live;
+        *p = req->next_live;
+        sched_destroy(&req->sched);
+        free(req);
+        return UCOLL_OK;
+    }
     if (st != UCOLL_OK)
         return st;
     if (req->active)
         return UCOLL_ERR_STATE;
+    ucoll_request_t **p = &live_requests;
+    while (*p != req)
+        p = &(*p)->next_live;
+    *p = req->next_live;
     exec_release(req);
     sched_destroy(&req->sched);
     req->magic = 0;

@@ -252,6 +252,14 @@ static ucoll_status_t reduce_arrived_segments(ucoll_request_t *req, const sched_
     return UCOLL_OK;
 }
 
+static int comm_has_failed_peer(const ucoll_comm_t *comm)
+{
+    for (int i = 0; i < comm->size; i++)
+        if (tp_peer_failed(comm->ctx->tp, comm->world_rank[i]))
+            return 1;
+    return 0;
+}
+
 /* advances the current round; OK when it is complete (its fused REDUCE included) */
 static ucoll_status_t advance_round(ucoll_request_t *req, const sched_step_t *step)
 {
@@ -268,8 +276,8 @@ static ucoll_status_t advance_round(ucoll_request_t *req, const sched_step_t *st
     for (size_t j = 0; j < req->nsend && done; j++)
         done = req->send_ops[j].done;
     if (!done) {
-        if (step->recv_peer >= 0 && tp_peer_failed(tp, req->comm->world_rank[step->recv_peer]))
-            return UCOLL_ERR_PEER_FAILED;
+        if (tp_any_peer_failed(tp) && comm_has_failed_peer(req->comm))
+            return UCOLL_ERR_PEER_FAILED; /* the collective cannot complete without it */
         if (req->deadline > 0 && now_seconds() > req->deadline)
             return UCOLL_ERR_TIMED_OUT;
         return UCOLL_INPROGRESS;

@@ -115,6 +115,7 @@ struct ucoll_request {
     tp_chunk_t *chunk[SCHED_NBUFS];
     double deadline;
     struct ucoll_request *next_active;
+    struct ucoll_request *next_live; /* every request the user holds (coll.c) */
 };
 
 struct ucoll_ctx {
@@ -140,6 +141,9 @@ unsigned ctx_progress(ucoll_ctx_t *ctx);
 /* waits for req; honours UCOLL_TIMEOUT and peer failures */
 ucoll_status_t request_wait(ucoll_request_t *req);
 double now_seconds(void);
+
+/* at finalize: stops and releases the scratch of every request the user still holds */
+void coll_release_requests(ucoll_ctx_t *ctx);
 
 /* algorithm selection (select.c); may run a collective on comm (to agree on gamma) the first
  * time auto meets an (op, dtype) on it */

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <ucp/api/ucp.h>
+#include <time.h>
 #include <unistd.h>
 
 #define TP_POOL_CLASSES 48
@@ -245,6 +246,13 @@ static ucoll_status_t finish_post(tp_op_t *op, ucs_status_ptr_t req)
     return UCOLL_OK;
 }
 
+static double tp_clock(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 static void op_reset(tp_ctx_t *tp, tp_op_t *op, int peer, size_t len)
 {
     op->done = 0;
@@ -253,6 +261,7 @@ static void op_reset(tp_ctx_t *tp, tp_op_t *op, int peer, size_t len)
     op->peer = peer;
     op->ucp_req = NULL;
     op->tp = tp;
+    op->is_recv = 0;
 }
 
 ucoll_status_t tp_isend(tp_ctx_t *tp, int peer, const void *buf, size_t len, void *memh,
@@ -298,19 +307,23 @@ ucoll_status_t tp_irecv(tp_ctx_t *tp, int peer, void *buf, size_t len, void *mem
 
 void tp_abandon(tp_ctx_t *tp, tp_op_t *op)
 {
-    if (op->done) {
-        if (op->ucp_req != NULL) {
-            ucp_request_free(op->ucp_req);
-            op->ucp_req = NULL;
+    if (!op->done && op->ucp_req != NULL) {
+        if (op->is_recv) {
+            /* an unmatched receive cancels at the next progress; give a matched one in
+             * flight a moment to end, then let it go */
+            ucp_request_cancel(tp->worker, op->ucp_req);
+            unsigned idle = 0;
+            double give_up = tp_clock() + 1.0;
+            while (!op->done && tp_clock() < give_up)
+                if (ucp_worker_progress(tp->worker) == 0)
+                    tp_idle(tp, &idle);
         }
-        return;
+        if (!op->done) {
+            /* after ucp_request_free UCX calls no callback for it: op may go away */
+            op->status = UCOLL_ERR_PEER_FAILED;
+            op->done = 1;
+        }
     }
-    if (op->ucp_req != NULL)
-        ucp_request_cancel(tp->worker, op->ucp_req);
-    unsigned idle = 0;
-    while (!op->done)
-        if (ucp_worker_progress(tp->worker) == 0)
-            tp_idle(tp, &idle);
     if (op->ucp_req != NULL) {
         ucp_request_free(op->ucp_req);
         op->ucp_req = NULL;

@@ -19,6 +19,7 @@ typedef struct {
     ucoll_status_t status;  /* valid when done */
     size_t expected;        /* bytes posted */
     int peer;
+    int is_recv;
     void *ucp_req;          /* UCP request while in flight */
     void *tp;               /* owning context */
 } tp_op_t;
@@ -53,8 +54,9 @@ ucoll_status_t tp_isend(tp_ctx_t *tp, int peer, const void *buf, size_t len, voi
  * a message of another length completes the op with UCOLL_ERR_TRUNCATED */
 ucoll_status_t tp_irecv(tp_ctx_t *tp, int peer, void *buf, size_t len, void *memh, uint64_t tag,
                         tp_op_t *op);
-/* cancels an incomplete receive, or waits for an incomplete send to end (force-failing it
- * when its peer failed); afterwards op->done is 1 */
+/* ends an op: frees its UCP request; an incomplete receive is cancelled, an incomplete send is
+ * released to finish inside UCX (its buffer must stay valid until then: only error paths do
+ * this). Afterwards op->done is 1 and no callback touches op any more. */
 void tp_abandon(tp_ctx_t *tp, tp_op_t *op);
 
 /* one progress pass; returns the number of events (0 = nothing happened) */

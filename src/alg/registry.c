@@ -36,11 +36,19 @@ static const alg_desc_t scan_algs[] = {
 static const alg_desc_t reduce_algs[] = {
     {UCOLL_COLL_REDUCE, "binomial", reduce_binomial_build, 0, ALG_ORDER_PRESERVING,
      "binomial tree: ceil(log2 p) rounds (+1 to a non-zero root for non-commutative ops)"},
+    {UCOLL_COLL_REDUCE, "rhrd", reduce_rhrd_build, 0, 0,
+     "halving/gather; half-vector method for p != 2^k: (1/2 + 2(N-1)/N) m bytes, commutative"},
+    {UCOLL_COLL_REDUCE, "rhrd-classic", reduce_rhrd_classic_build, 0, 0,
+     "prior-art rhrd for p != 2^k (fold, then rhrd on N): (1 + 2(N-1)/N) m bytes, commutative"},
 };
 
 static const alg_desc_t allreduce_algs[] = {
     {UCOLL_COLL_ALLREDUCE, "recursive-doubling", allreduce_recursive_doubling_build, 0,
      ALG_ORDER_PRESERVING, "butterfly on N=2^floor(log2 p), extra ranks folded in and out"},
+    {UCOLL_COLL_ALLREDUCE, "rhrd", allreduce_rhrd_build, 0, 0,
+     "Rabenseifner; half-vector method for p != 2^k: (1 + 2(N-1)/N) m bytes, commutative"},
+    {UCOLL_COLL_ALLREDUCE, "rhrd-classic", allreduce_rhrd_classic_build, 0, 0,
+     "prior-art rhrd for p != 2^k (fold in/out): (2 + 2(N-1)/N) m bytes, commutative"},
 };
 
 static const alg_desc_t bcast_algs[] = {
