@@ -31,7 +31,7 @@ static void usage(FILE *f)
             "  -c, --coll COLL        exscan, scan, reduce, allreduce, bcast, barrier\n"
             "  -a, --alg ALG          an algorithm of COLL (an unknown name lists them)\n"
             "  -p, --procs P          number of processes, 1..%d\n"
-            "  -m, --bytes BYTES      vector length in bytes (= elements), default 8\n"
+            "  -m, --bytes BYTES      vector length in bytes (= elements), default 8 (barrier: 0)\n"
             "  -r, --root ROOT        root of reduce/bcast, default 0\n"
             "      --noncommutative   treat the op as non-commutative (default commutative)\n"
             "      --ranks            also list every rank's figures and steps\n",
@@ -208,8 +208,10 @@ int main(int argc, char **argv)
         return 2;
     }
 
+    /* as the library does: a barrier's schedule is built for an empty vector */
+    const size_t count = coll == UCOLL_COLL_BARRIER ? 0 : (size_t)m;
     symbolic_result_t res;
-    int rc = symbolic_run(alg, param, coll, (int)p, (size_t)m, 1, (int)root, commutative, &res);
+    int rc = symbolic_run(alg, param, coll, (int)p, count, 1, (int)root, commutative, &res);
     if (rc != 0 || !res.ok) {
         fprintf(stderr, "ucoll_sched: %s %s p=%lld bytes=%lld: %s: %s\n", coll_s, alg_s, p, m,
                 rc != 0 ? "cannot run" : "INCORRECT schedule", res.error);
@@ -220,7 +222,7 @@ int main(int argc, char **argv)
            "\n",
            coll_s, alg_s, p, m, res.rounds, res.max_ops, res.volume_bytes);
     if (ranks)
-        print_ranks(alg, param, (int)p, (size_t)m, (int)root, commutative, &res);
+        print_ranks(alg, param, (int)p, count, (int)root, commutative, &res);
     symbolic_result_free(&res);
     return 0;
 }
