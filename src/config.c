@@ -22,6 +22,10 @@ static const config_var_t vars[] = {
      "measurement"},
     {"UCOLL_BETA_NS_PER_BYTE", "measured at init",
      "transfer time per byte (ns) in auto's cost model"},
+    {"UCOLL_REDUCE_RHRD_MIN", "32768",
+     "auto reduce: rhrd (commutative ops) from this many bytes, binomial below"},
+    {"UCOLL_ALLREDUCE_RHRD_MIN", "32768",
+     "auto allreduce: rhrd (commutative ops) from this many bytes, recursive-doubling below"},
     {"UCOLL_PROGRESS_YIELD", "auto",
      "auto: yield the CPU when idle if ranks outnumber cores (else after 1000 idle polls); "
      "always; never"},
@@ -65,15 +69,22 @@ ucoll_status_t config_read(ucoll_config_t *cfg)
         *dst[i] = x;
     }
     cfg->segment_size = 65536;
-    const char *seg = getenv("UCOLL_SEGMENT_SIZE");
-    if (seg != NULL && *seg != '\0') {
+    cfg->reduce_rhrd_min = 32768;
+    cfg->allreduce_rhrd_min = 32768;
+    const char *byte_vars[3] = {"UCOLL_SEGMENT_SIZE", "UCOLL_REDUCE_RHRD_MIN",
+                                "UCOLL_ALLREDUCE_RHRD_MIN"};
+    size_t *byte_dst[3] = {&cfg->segment_size, &cfg->reduce_rhrd_min, &cfg->allreduce_rhrd_min};
+    for (int i = 0; i < 3; i++) {
+        const char *v = getenv(byte_vars[i]);
+        if (v == NULL || *v == '\0')
+            continue;
         char *end;
-        unsigned long long v = strtoull(seg, &end, 10);
-        if (*end != '\0' || seg[0] == '-') {
-            fprintf(stderr, "ucoll: UCOLL_SEGMENT_SIZE=%s is not a number of bytes\n", seg);
+        unsigned long long x = strtoull(v, &end, 10);
+        if (*end != '\0' || v[0] == '-') {
+            fprintf(stderr, "ucoll: %s=%s is not a number of bytes\n", byte_vars[i], v);
             return UCOLL_ERR_INVALID_ARG;
         }
-        cfg->segment_size = (size_t)v;
+        *byte_dst[i] = (size_t)x;
     }
     const char *y = getenv("UCOLL_PROGRESS_YIELD");
     cfg->yield = TP_YIELD_AUTO;

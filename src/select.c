@@ -7,8 +7,12 @@
  *              UCOLL_ALPHA_US / UCOLL_BETA_NS_PER_BYTE), gamma measured once per (op, dtype)
  *              and comm, or stated for a user op with ucoll_op_set_cost. Measured values are
  *              agreed (maximum over ranks) so that every rank picks the same algorithm.
- *   scan       doubling;  reduce binomial;  allreduce recursive-doubling;
- *   bcast      binomial;  barrier dissemination.
+ *   reduce, allreduce
+ *              rhrd (bandwidth-lean, commutative ops only) for vectors of at least
+ *              UCOLL_REDUCE_RHRD_MIN / UCOLL_ALLREDUCE_RHRD_MIN bytes, below that (and for
+ *              non-commutative ops) binomial / recursive-doubling. Defaults from measurements
+ *              on the development machine (README, "Algorithm choice").
+ *   scan       doubling;  bcast binomial;  barrier dissemination.
  */
 #include "ucoll_int.h"
 
@@ -120,6 +124,13 @@ ucoll_status_t select_algorithm(ucoll_comm_t *comm, ucoll_coll_t coll, ucoll_op_
     /* auto, or a reordering algorithm chosen for a non-commutative op */
     if (coll == UCOLL_COLL_EXSCAN)
         return auto_exscan(comm, op, dtype, count, alg, param);
+    const ucoll_config_t *cfg = &comm->ctx->cfg;
+    const size_t bytes = count * dtype_size(dtype);
+    if (commutative && ((coll == UCOLL_COLL_REDUCE && bytes >= cfg->reduce_rhrd_min) ||
+                        (coll == UCOLL_COLL_ALLREDUCE && bytes >= cfg->allreduce_rhrd_min))) {
+        *alg = alg_lookup(coll, "rhrd", param);
+        return UCOLL_OK;
+    }
     *alg = alg_lookup(coll, fixed_auto[coll], param);
     return UCOLL_OK;
 }
