@@ -8,9 +8,16 @@
  * Elements are bytes (element size 1, count = m). max_ops is the largest number of (+)
  * applications of one process, volume the sum over rounds of the largest message any process
  * sends or receives in that round. --ranks adds a per-rank listing with every step.
+ * --predict ALPHA_US,BETA_NS,GAMMA_NS appends path_ops=<n> predicted_us=<t>, the cost model
+ * of `auto` (src/alg/cost.h): rounds*(alpha + m*beta) + path_ops*m*gamma, path_ops being the
+ * (+) on the critical path. -a auto names the algorithm auto picks (alg=<name>
+ * auto=1): for exscan by that cost model (default 1,0.1,0.1 without --predict), for reduce and
+ * allreduce by the UCOLL_*_RHRD_MIN thresholds (environment or defaults).
  * Exit status: 0 correct, 1 the schedules are incorrect (the error is on stderr), 2 usage.
  */
 #include "alg/alg.h"
+#include "alg/cost.h"
+#include "ucoll_int.h"
 #include "sched.h"
 #include "symbolic.h"
 
@@ -34,7 +41,10 @@ static void usage(FILE *f)
             "  -m, --bytes BYTES      vector length in bytes (= elements), default 8 (barrier: 0)\n"
             "  -r, --root ROOT        root of reduce/bcast, default 0\n"
             "      --noncommutative   treat the op as non-commutative (default commutative)\n"
-            "      --ranks            also list every rank's figures and steps\n",
+            "      --ranks            also list every rank's figures and steps\n"
+            "      --predict A,B,G    append the cost model's time: alpha us/round, beta ns/byte,\n"
+            "                         gamma ns/byte of one (+)\n"
+            "  -a auto                the algorithm auto picks (exscan: cost model of --predict)\n",
             MAX_P);
 }
 
@@ -93,7 +103,7 @@ static void print_ranks(const alg_desc_t *alg, int param, int p, size_t count, i
 
 int main(int argc, char **argv)
 {
-    enum { OPT_RANKS = 256, OPT_NONCOMM };
+    enum { OPT_RANKS = 256, OPT_NONCOMM, OPT_PREDICT };
     static const struct option opts[] = {
         {"coll", required_argument, NULL, 'c'},
         {"alg", required_argument, NULL, 'a'},
@@ -102,11 +112,13 @@ int main(int argc, char **argv)
         {"root", required_argument, NULL, 'r'},
         {"ranks", no_argument, NULL, OPT_RANKS},
         {"noncommutative", no_argument, NULL, OPT_NONCOMM},
+        {"predict", required_argument, NULL, OPT_PREDICT},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *coll_s = NULL, *alg_s = NULL, *p_s = NULL, *m_s = "8", *root_s = "0";
-    int ranks = 0, commutative = 1, c;
+    int ranks = 0, commutative = 1, c, predict = 0;
+    cost_params_t cost = {1.0, 0.1, 0.1};
 
     while ((c = getopt_long(argc, argv, "c:a:p:m:r:h", opts, NULL)) != -1) {
         switch (c) {
@@ -131,6 +143,22 @@ int main(int argc, char **argv)
         case OPT_NONCOMM:
             commutative = 0;
             break;
+        case OPT_PREDICT: {
+            char *end;
+            predict = 1;
+            cost.alpha_us = strtod(optarg, &end);
+            if (*end == ',')
+                cost.beta_ns = strtod(end + 1, &end);
+            if (*end == ',')
+                cost.gamma_ns = strtod(end + 1, &end);
+            if (*end != '\0' || cost.alpha_us < 0 || cost.beta_ns < 0 || cost.gamma_ns < 0 ||
+                strchr(optarg, ',') == NULL || strchr(strchr(optarg, ',') + 1, ',') == NULL) {
+                fprintf(stderr, "ucoll_sched: --predict '%s': give ALPHA_US,BETA_NS,GAMMA_NS, "
+                                "three numbers >= 0 (e.g. --predict 1.5,0.2,0.5)\n", optarg);
+                return 2;
+            }
+            break;
+        }
         case 'h':
             usage(stdout);
             return 0;
@@ -158,15 +186,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "\n");
         return 2;
     }
-    if (strcmp(alg_s, "auto") == 0) {
-        fprintf(stderr, "ucoll_sched: 'auto' is resolved at run time from the vector size and "
-                        "the number of processes; name an algorithm\n");
-        list_algs(stderr, coll);
-        return 2;
-    }
-    int param = 0;
-    const alg_desc_t *alg = alg_lookup(coll, alg_s, &param);
-    if (alg == NULL) {
+    int param = 0, is_auto = strcmp(alg_s, "auto") == 0;
+    long long p, m, root;
+    /* auto is resolved below, once p and m are known (for a non-commutative op it only
+     * picks order-preserving algorithms, as the library does) */
+    const alg_desc_t *alg = is_auto ? NULL : alg_lookup(coll, alg_s, &param);
+    if (alg == NULL && !is_auto) {
         size_t n;
         const alg_desc_t *algs = alg_list(coll, &n);
         const size_t len = strcspn(alg_s, ":");
@@ -184,7 +209,6 @@ int main(int argc, char **argv)
         return 2;
     }
 
-    long long p, m, root;
     if (parse_num(p_s, 1, MAX_P, &p) != 0) {
         fprintf(stderr,
                 "ucoll_sched: -p '%s': the number of processes must be an integer in "
@@ -202,6 +226,26 @@ int main(int argc, char **argv)
                 p - 1);
         return 2;
     }
+    if (is_auto) {
+        ucoll_config_t cfg;
+        if (config_read(&cfg) != UCOLL_OK)
+            return 2;
+        if (coll == UCOLL_COLL_EXSCAN) {
+            size_t n;
+            cost_exscan_candidates(&n);
+            sched_figures_t *figs = calloc(n, sizeof(*figs));
+            int have = 0;
+            alg_s = figs != NULL ? cost_auto_exscan((int)p, (double)m, &cost, figs, &have) : NULL;
+            free(figs);
+        } else {
+            alg_s = cost_auto_fixed(coll, coll == UCOLL_COLL_BARRIER ? 0 : (size_t)m, commutative,
+                                    cfg.reduce_rhrd_min, cfg.allreduce_rhrd_min);
+        }
+        if (alg_s == NULL || (alg = alg_lookup(coll, alg_s, &param)) == NULL) {
+            fprintf(stderr, "ucoll_sched: cannot resolve auto (out of memory)\n");
+            return 1;
+        }
+    }
     if (!commutative && !(alg->flags & ALG_ORDER_PRESERVING)) {
         fprintf(stderr, "ucoll_sched: %s %s reorders operands and is only for commutative ops\n",
                 coll_s, alg->name);
@@ -218,9 +262,21 @@ int main(int argc, char **argv)
         symbolic_result_free(&res);
         return 1;
     }
-    printf("coll=%s alg=%s p=%lld bytes=%lld rounds=%" PRIu32 " max_ops=%" PRIu64 " volume=%" PRIu64
-           "\n",
+    printf("coll=%s alg=%s p=%lld bytes=%lld rounds=%" PRIu32 " max_ops=%" PRIu64 " volume=%" PRIu64,
            coll_s, alg_s, p, m, res.rounds, res.max_ops, res.volume_bytes);
+    if (is_auto)
+        printf(" auto=1");
+    if (predict) {
+        sched_figures_t fig;
+        if (sched_figures(alg, param, (int)p, count, 1, (int)root, commutative, &fig) != 0) {
+            fprintf(stderr, "ucoll_sched: out of memory\n");
+            symbolic_result_free(&res);
+            return 1;
+        }
+        printf(" path_ops=%u predicted_us=%.3f", fig.path_ops, cost_predict_us(&fig, (double)m,
+                                                                              &cost));
+    }
+    printf("\n");
     if (ranks)
         print_ranks(alg, param, (int)p, count, (int)root, commutative, &res);
     symbolic_result_free(&res);

@@ -19,10 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const fixed_auto[UCOLL_NCOLLS] = {
-    NULL, "doubling", "binomial", "recursive-doubling", "binomial", "dissemination",
-};
-
 /* time of one (+) application over a buffer, per byte, measured on this process */
 static double measure_gamma(ucoll_op_t op, ucoll_dtype_t dtype)
 {
@@ -85,29 +81,20 @@ static ucoll_status_t auto_exscan(ucoll_comm_t *comm, ucoll_op_t op, ucoll_dtype
                                   size_t count, const alg_desc_t **alg, int *param)
 {
     size_t n;
-    const char *const *names = cost_exscan_candidates(&n);
-    if (comm->exscan_figs == NULL) {
-        sched_figures_t *figs = calloc(n, sizeof(*figs));
-        if (figs == NULL)
-            return UCOLL_ERR_NO_MEMORY;
-        for (size_t i = 0; i < n; i++) {
-            int prm;
-            const alg_desc_t *d = alg_lookup(UCOLL_COLL_EXSCAN, names[i], &prm);
-            if (sched_figures(d, prm, comm->size, 1, 1, 0, 0, &figs[i]) != 0) {
-                free(figs);
-                return UCOLL_ERR_NO_MEMORY;
-            }
-        }
-        comm->exscan_figs = figs;
-    }
+    cost_exscan_candidates(&n);
+    if (comm->exscan_figs == NULL && (comm->exscan_figs = calloc(n, sizeof(sched_figures_t))) == NULL)
+        return UCOLL_ERR_NO_MEMORY;
     cost_params_t cost = comm->ctx->net;
     ucoll_status_t st = UCOLL_OK;
     if (comm->size > 2) /* with p <= 2 every candidate is one round without (+) */
         st = agreed_gamma(comm, op, dtype, &cost.gamma_ns);
     if (st != UCOLL_OK)
         return st;
-    size_t pick = cost_pick(comm->exscan_figs, n, (double)(count * dtype_size(dtype)), &cost);
-    *alg = alg_lookup(UCOLL_COLL_EXSCAN, names[pick], param);
+    const char *name = cost_auto_exscan(comm->size, (double)(count * dtype_size(dtype)), &cost,
+                                        comm->exscan_figs, &comm->have_exscan_figs);
+    if (name == NULL)
+        return UCOLL_ERR_NO_MEMORY;
+    *alg = alg_lookup(UCOLL_COLL_EXSCAN, name, param);
     return UCOLL_OK;
 }
 
@@ -125,13 +112,11 @@ ucoll_status_t select_algorithm(ucoll_comm_t *comm, ucoll_coll_t coll, ucoll_op_
     if (coll == UCOLL_COLL_EXSCAN)
         return auto_exscan(comm, op, dtype, count, alg, param);
     const ucoll_config_t *cfg = &comm->ctx->cfg;
-    const size_t bytes = count * dtype_size(dtype);
-    if (commutative && ((coll == UCOLL_COLL_REDUCE && bytes >= cfg->reduce_rhrd_min) ||
-                        (coll == UCOLL_COLL_ALLREDUCE && bytes >= cfg->allreduce_rhrd_min))) {
-        *alg = alg_lookup(coll, "rhrd", param);
-        return UCOLL_OK;
-    }
-    *alg = alg_lookup(coll, fixed_auto[coll], param);
+    const size_t bytes = coll == UCOLL_COLL_BARRIER ? 0 : count * dtype_size(dtype);
+    *alg = alg_lookup(coll,
+                      cost_auto_fixed(coll, bytes, commutative, cfg->reduce_rhrd_min,
+                                      cfg->allreduce_rhrd_min),
+                      param);
     return UCOLL_OK;
 }
 
@@ -139,6 +124,7 @@ void select_comm_cleanup(ucoll_comm_t *comm)
 {
     free(comm->exscan_figs);
     comm->exscan_figs = NULL;
+    comm->have_exscan_figs = 0;
     free(comm->gammas);
     comm->gammas = NULL;
     comm->ngammas = 0;

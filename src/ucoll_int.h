@@ -70,6 +70,7 @@ struct ucoll_comm {
     /* auto's cost model: exscan candidates' figures (computed on first use) and gamma per
      * (op, dtype) agreed by every rank of the comm */
     sched_figures_t *exscan_figs;
+    int have_exscan_figs;
     struct gamma_entry {
         ucoll_op_t op;
         ucoll_dtype_t dtype;

@@ -1,36 +1,74 @@
 /* The cost model of `auto` (see cost.h): figures counted from the schedules, and the choice. */
 #include "cost.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 int sched_figures(const alg_desc_t *alg, int param, int p, size_t count, size_t elem_size,
                   int root, int commutative, sched_figures_t *fig)
 {
-    sched_t s;
-    sched_init(&s);
-    fig->rounds = 0;
-    fig->max_ops = 0;
+    sched_t *s = calloc((size_t)p, sizeof(*s));
+    size_t *pc = calloc((size_t)p, sizeof(*pc));
+    unsigned *ops = calloc((size_t)p, sizeof(*ops));
+    unsigned *path = calloc((size_t)p, sizeof(*path)); /* (+) chain ending here so far */
+    unsigned *sent = calloc((size_t)p, sizeof(*sent)); /* path value sent this round */
+    int rc = -1;
+
+    memset(fig, 0, sizeof(*fig));
+    if (s == NULL || pc == NULL || ops == NULL || path == NULL || sent == NULL)
+        goto out;
     for (int r = 0; r < p; r++) {
         sched_args_t a = {r, p, root, count, elem_size, param, commutative};
-        sched_clear(&s);
-        if (alg->build(&s, &a) != 0) {
-            sched_destroy(&s);
-            return -1;
-        }
-        unsigned ops = 0;
-        for (size_t i = 0; i < s.nsteps; i++)
-            ops += s.steps[i].kind == SCHED_REDUCE;
-        if (ops > fig->max_ops)
-            fig->max_ops = ops;
-        if (s.nrounds > fig->rounds)
-            fig->rounds = s.nrounds;
+        sched_init(&s[r]);
+        if (alg->build(&s[r], &a) != 0)
+            goto out;
+        if (s[r].nrounds > fig->rounds)
+            fig->rounds = s[r].nrounds;
     }
-    sched_destroy(&s);
-    return 0;
+    for (uint32_t k = 0; k <= fig->rounds; k++) { /* the last pass runs trailing local steps */
+        for (int r = 0; r < p; r++) {
+            for (; pc[r] < s[r].nsteps; pc[r]++) {
+                const sched_step_t *st = &s[r].steps[pc[r]];
+                if (st->kind == SCHED_XCHG && st->round >= k)
+                    break;
+                if (st->kind == SCHED_REDUCE) {
+                    ops[r]++;
+                    path[r]++;
+                }
+            }
+            if (pc[r] < s[r].nsteps && s[r].steps[pc[r]].round == k)
+                sent[r] = path[r];
+        }
+        for (int r = 0; r < p; r++) {
+            if (pc[r] >= s[r].nsteps || s[r].steps[pc[r]].round != k)
+                continue;
+            const int from = s[r].steps[pc[r]].recv_peer;
+            if (from >= 0 && sent[from] > path[r])
+                path[r] = sent[from];
+            pc[r]++;
+        }
+    }
+    for (int r = 0; r < p; r++) {
+        fig->max_ops = ops[r] > fig->max_ops ? ops[r] : fig->max_ops;
+        fig->path_ops = path[r] > fig->path_ops ? path[r] : fig->path_ops;
+    }
+    rc = 0;
+out:
+    if (s != NULL)
+        for (int r = 0; r < p; r++)
+            sched_destroy(&s[r]);
+    free(s);
+    free(pc);
+    free(ops);
+    free(path);
+    free(sent);
+    return rc;
 }
 
 double cost_predict_us(const sched_figures_t *fig, double bytes, const cost_params_t *cost)
 {
     return fig->rounds * (cost->alpha_us + bytes * cost->beta_ns * 1e-3) +
-           fig->max_ops * bytes * cost->gamma_ns * 1e-3;
+           fig->path_ops * bytes * cost->gamma_ns * 1e-3;
 }
 
 /* round-optimal, fewest-(+) algorithms first: they win ties */
@@ -57,4 +95,40 @@ size_t cost_pick(const sched_figures_t *figs, size_t n, double bytes, const cost
         }
     }
     return best;
+}
+
+const char *cost_auto_fixed(ucoll_coll_t coll, size_t bytes, int commutative,
+                            size_t reduce_rhrd_min, size_t allreduce_rhrd_min)
+{
+    switch (coll) {
+    case UCOLL_COLL_SCAN:
+        return "doubling";
+    case UCOLL_COLL_REDUCE:
+        return commutative && bytes >= reduce_rhrd_min ? "rhrd" : "binomial";
+    case UCOLL_COLL_ALLREDUCE:
+        return commutative && bytes >= allreduce_rhrd_min ? "rhrd" : "recursive-doubling";
+    case UCOLL_COLL_BCAST:
+        return "binomial";
+    case UCOLL_COLL_BARRIER:
+        return "dissemination";
+    default:
+        return NULL;
+    }
+}
+
+const char *cost_auto_exscan(int p, double bytes, const cost_params_t *cost,
+                             sched_figures_t *figs, int *have_figs)
+{
+    size_t n;
+    const char *const *names = cost_exscan_candidates(&n);
+    if (!*have_figs) {
+        for (size_t i = 0; i < n; i++) {
+            int param;
+            const alg_desc_t *d = alg_lookup(UCOLL_COLL_EXSCAN, names[i], &param);
+            if (d == NULL || sched_figures(d, param, p, 1, 1, 0, 0, &figs[i]) != 0)
+                return NULL;
+        }
+        *have_figs = 1;
+    }
+    return names[cost_pick(figs, n, bytes, cost)];
 }
