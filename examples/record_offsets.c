@@ -35,7 +35,7 @@ static char *make_batch(int rank, int *nrec, size_t *len)
         return NULL;
     size_t pos = 0;
     for (int k = 0; k < n; k++) {
-        int payload = (rank * 31 + k * 17) % 80;
+        int payload = 4 + (rank * 31 + k * 17) % 76;
         pos += (size_t)snprintf(buf + pos, cap + 1 - pos, "rank %d record %d: ", rank, k);
         for (int j = 0; j < payload; j++)
             buf[pos++] = (char)('a' + (rank * 13 + k * 7 + j * 3) % 26);

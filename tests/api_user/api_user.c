@@ -5,7 +5,10 @@
  * It runs every collective with every algorithm name (plus "auto") and checks the results with
  * int64 sums and float64 maxima computed locally.
  *
- * Usage: api_user --expect-size N     Exit status 0 if every result was right.
+ * Usage: api_user --expect-size N [COLL=ALG,ALG,...]...
+ * COLL=... replaces the built-in algorithm list of COLL (exscan, scan, reduce, allreduce,
+ * bcast, barrier), e.g. with the names `ucoll_info -a` prints. Exit status 0 if every result
+ * was right.
  */
 #include <ucoll.h>
 
@@ -15,6 +18,7 @@
 #include <string.h>
 
 #define MAXN 3000
+#define MAXALGS 32
 
 static int rank, size, failures;
 
@@ -62,7 +66,7 @@ static void check(ucoll_status_t st, const char *what, const char *alg, size_t n
 
 int main(int argc, char **argv)
 {
-    static const char *algs[][10] = {
+    static const char *algs[6][MAXALGS] = {
         [UCOLL_COLL_EXSCAN] = {"linear", "recursive-doubling", "1-doubling", "123-doubling",
                                "best-doubling", "two-op-doubling", "doubling:3", "roughly-halving",
                                "auto", NULL},
@@ -78,8 +82,26 @@ int main(int argc, char **argv)
     int expect = -1, cases = 0;
     char msg[160];
 
-    if (argc == 3 && strcmp(argv[1], "--expect-size") == 0)
-        expect = atoi(argv[2]);
+    static const char *colls[6] = {"exscan", "scan", "reduce", "allreduce", "bcast", "barrier"};
+    for (int i = 1; i < argc; i++) {
+        char *eq = strchr(argv[i], '=');
+        int coll = -1;
+        for (int c = 0; eq != NULL && c < 6; c++)
+            if (strlen(colls[c]) == (size_t)(eq - argv[i]) &&
+                strncmp(argv[i], colls[c], (size_t)(eq - argv[i])) == 0)
+                coll = c;
+        if (strcmp(argv[i], "--expect-size") == 0 && i + 1 < argc) {
+            expect = atoi(argv[++i]);
+        } else if (coll >= 0) {
+            int n = 0;
+            for (char *t = strtok(eq + 1, ","); t != NULL && n < MAXALGS - 1; t = strtok(NULL, ","))
+                algs[coll][n++] = t;
+            algs[coll][n] = NULL;
+        } else {
+            fprintf(stderr, "usage: api_user --expect-size N [COLL=ALG,ALG,...]...\n");
+            return 2;
+        }
+    }
     ucoll_comm_t *world;
     ucoll_status_t st = ucoll_init(&world);
     if (st != UCOLL_OK) {

@@ -5,8 +5,8 @@
  * (input = hash(kind, rank, index): integers exact, floats within a tolerance). Exscan's rank 0
  * buffer, unused tails (guard bytes) and send buffers are checked to be left untouched.
  *
- * Usage: mp_test --expect-size N [--colls LIST] [--algs LIST] [--counts LIST] [--combos LIST]
- *                [--big-combos LIST] [--verbose]
+ * Usage: mp_test --expect-size N [--colls LIST] [--algs LIST] [--alg-list COLL=LIST]...
+ *                [--counts LIST] [--combos LIST] [--big-combos LIST] [--verbose]
  * Exit status 0 only if every case passed on every rank; rank 0 prints one summary line
  * "mp_test np=N: C cases, K rank-checks: P passed, F failed, S skipped".
  */
@@ -466,8 +466,16 @@ static const char *coll_name(ucoll_coll_t coll)
     return names[coll];
 }
 
+/* --alg-list COLL=A,B,...: replaces the built-in list of COLL (e.g. with `ucoll_info -a`'s) */
+static const char *alg_override[6][MAX_LIST];
+static size_t nalg_override[6];
+
 static const char **algs_of(ucoll_coll_t coll, size_t *n)
 {
+    if (nalg_override[coll] > 0) {
+        *n = nalg_override[coll];
+        return alg_override[coll];
+    }
     switch (coll) {
     case UCOLL_COLL_EXSCAN:
         *n = NELEM(exscan_algs);
@@ -1139,12 +1147,14 @@ static int split_list(char *s, const char **out, int max)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: mp_test --expect-size N [--colls LIST] [--algs LIST] [--counts LIST]\n"
-               "               [--combos LIST] [--big-combos LIST] [--verbose]\n"
+    fprintf(f, "usage: mp_test --expect-size N [--colls LIST] [--algs LIST]\n"
+               "               [--alg-list COLL=LIST]... [--counts LIST] [--combos LIST]\n"
+               "               [--big-combos LIST] [--verbose]\n"
                "  LIST is comma-separated.\n"
                "  --colls   exscan,scan,reduce,allreduce,bcast,barrier,errors,nonblocking"
                " (default all)\n"
                "  --algs    algorithm names to run, e.g. linear,doubling:3,auto (default all)\n"
+               "  --alg-list COLL=ALG,...  the algorithms of COLL (repeatable; default: built in)\n"
                "  --counts  element counts (default 0,1,7,1000,100000)\n"
                "  --combos  dtype-op pairs (default all):");
     for (int k = 0; k < K_NKINDS; k++)
@@ -1184,7 +1194,19 @@ int main(int argc, char **argv)
             c->nalgs = split_list(v, c->algs, MAX_LIST);
         else if (strcmp(a, "--counts") == 0)
             counts_arg = v;
-        else if (strcmp(a, "--combos") == 0)
+        else if (strcmp(a, "--alg-list") == 0) {
+            char *eq = strchr(v, '=');
+            int coll = -1;
+            for (int k = 0; eq != NULL && k < 6; k++)
+                if (strncmp(v, coll_name((ucoll_coll_t)k), (size_t)(eq - v)) == 0 &&
+                    strlen(coll_name((ucoll_coll_t)k)) == (size_t)(eq - v))
+                    coll = k;
+            if (coll < 0) {
+                fprintf(stderr, "mp_test: --alg-list wants COLL=ALG[,ALG...], got %s\n", v);
+                return 2;
+            }
+            nalg_override[coll] = (size_t)split_list(eq + 1, alg_override[coll], MAX_LIST);
+        } else if (strcmp(a, "--combos") == 0)
             c->ncombo_sel = split_list(v, c->combo_sel, MAX_LIST);
         else if (strcmp(a, "--big-combos") == 0)
             c->nbig_sel = split_list(v, c->big_sel, MAX_LIST);
@@ -1256,6 +1278,14 @@ int main(int argc, char **argv)
         printf("mp_test: np=%d counts=", c->size);
         for (int i = 0; i < c->ncounts; i++)
             printf("%s%zu", i ? "," : "", c->counts[i]);
+        printf("\n  algorithms:");
+        for (int k = 0; k < 6; k++) {
+            size_t n;
+            const char **algs = algs_of((ucoll_coll_t)k, &n);
+            printf(" %s=", coll_name((ucoll_coll_t)k));
+            for (size_t i = 0; i < n; i++)
+                printf("%s%s", i ? "," : "", algs[i]);
+        }
         printf("\n");
         fflush(stdout);
     }

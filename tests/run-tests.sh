@@ -1,0 +1,270 @@
+#!/usr/bin/env bash
+# tests/run-tests.sh: ucoll's whole test suite, the README's test command (.ci/run calls it).
+# On a fresh Debian 12 machine it installs the missing packages, builds the tree
+# (autogen, configure --enable-werror, make), runs the Check unit tests (make check), runs
+# tests/mp/mp_test without a launcher and under mpirun at np = 2, 3, 4, 5, 7, 8, 16 (plus runs
+# over UCX_TLS=tcp,self, with UCX_RNDV_THRESH=0 and with two UCOLL_SEGMENT_SIZE values), runs
+# the demo, and finally installs ucoll into a staging directory and builds
+# tests/api_user/api_user.c against it with `pkg-config ucoll`, running it at np = 1..8.
+#
+# Every launch runs under `timeout -k 5` in its own process group and counts as one test; each
+# Check test counts as one test. The last line is "N passed, N failed"; the exit status is
+# non-zero if anything failed. Logs are kept in a directory under /tmp (printed at the end).
+#
+# Options: --no-install (do not check/install packages)  --no-build (use the existing build)
+#          --quick (np 1-4 and counts up to 1000 only, for development)
+set -uo pipefail
+
+cd "$(dirname "$0")/.." || exit 1
+# shellcheck source=tests/testlib.sh
+. tests/testlib.sh
+
+install=1 build=1 quick=0
+for arg in "$@"; do
+    case $arg in
+    --no-install) install=0 ;;
+    --no-build) build=0 ;;
+    --quick) quick=1 ;;
+    -h | --help)
+        sed -n '2,/^set /p' "$0" | sed '$d; s/^# \{0,1\}//'
+        exit 0
+        ;;
+    *)
+        echo "run-tests.sh: unknown option $arg (try --help)" >&2
+        exit 2
+        ;;
+    esac
+done
+
+LOGDIR=$(mktemp -d /tmp/ucoll-tests.XXXXXX)
+PASSED=0
+FAILED=0
+MP_P=0 MP_F=0 MP_S=0
+T_START=$SECONDS
+
+pass() {
+    PASSED=$((PASSED + 1))
+    echo "PASS  $*"
+}
+
+# fail NAME [LOG]: counts a failure and shows why (the FAIL lines and the tail of the log)
+fail() {
+    FAILED=$((FAILED + 1))
+    echo "FAIL  $1"
+    if [ -n "${2:-}" ] && [ -f "$2" ]; then
+        if grep -q -E '^(FAIL|FATAL)' "$2"; then
+            echo "      ---- first failure messages ($2):"
+            grep -E '^(FAIL|FATAL)' "$2" | head -n 12 | sed 's/^/      | /'
+        fi
+        echo "      ---- last lines of $2:"
+        tail -n 25 "$2" | sed 's/^/      | /'
+    fi
+}
+
+finish() {
+    echo
+    if [ $((MP_P + MP_F + MP_S)) -gt 0 ]; then
+        echo "mp_test cases over all launches and ranks: $MP_P passed, $MP_F failed," \
+            "$MP_S skipped (each launch above counts as one test)"
+    fi
+    echo "logs: $LOGDIR   time: $((SECONDS - T_START)) s"
+    echo "$PASSED passed, $FAILED failed"
+    [ "$FAILED" = 0 ]
+    exit
+}
+
+section() {
+    echo
+    echo "== $*"
+}
+
+# ---------------------------------------------------------------- packages and build
+section "packages"
+if [ "$install" = 1 ]; then
+    if ucoll_need_packages >"$LOGDIR/packages.log" 2>&1; then
+        tail -n 1 "$LOGDIR/packages.log"
+    else
+        fail "installing the Debian packages" "$LOGDIR/packages.log"
+        finish
+    fi
+else
+    echo "skipped (--no-install)"
+fi
+
+section "build"
+if [ "$build" = 1 ]; then
+    if ucoll_build "$LOGDIR/build.log"; then
+        pass "build: autogen.sh, configure --enable-werror, make"
+    else
+        fail "build: autogen.sh, configure --enable-werror, make" "$LOGDIR/build.log"
+        finish
+    fi
+else
+    echo "skipped (--no-build)"
+fi
+
+# ---------------------------------------------------------------- Check unit tests
+section "unit tests (Check, make check)"
+make -j2 check >"$LOGDIR/check.log" 2>&1
+check_rc=$?
+n_logs=0
+for f in tests/unit/*.log; do
+    [ -f "$f" ] || continue
+    cp "$f" "$LOGDIR/unit-$(basename "$f")"
+    # Check prints "NN%: Checks: N, Failures: F, Errors: E" per suite run
+    read -r c fl er < <(grep -o -E 'Checks: [0-9]+, Failures: [0-9]+, Errors: [0-9]+' "$f" |
+        awk -F'[:,] *' '{c += $2; f += $4; e += $6} END {print c + 0, f + 0, e + 0}')
+    [ "$c" -gt 0 ] || continue
+    n_logs=$((n_logs + 1))
+    PASSED=$((PASSED + c - fl - er))
+    echo "      $(basename "$f" .log): $c checks, $fl failures, $er errors"
+    if [ $((fl + er)) -gt 0 ]; then
+        FAILED=$((FAILED + fl + er))
+        echo "FAIL  $(basename "$f" .log): $((fl + er)) Check test(s) failed:"
+        grep -E ':[EF]:' "$f" | head -n 12 | sed 's/^/      | /'
+    fi
+done
+if [ "$check_rc" != 0 ]; then
+    fail "make check exited with status $check_rc" "$LOGDIR/check.log"
+elif [ "$n_logs" = 0 ]; then
+    fail "make check: no Check results found" "$LOGDIR/check.log"
+fi
+
+# ---------------------------------------------------------------- multi-process tests
+ucoll_local_env
+export UCOLL_TIMEOUT="${UCOLL_TIMEOUT:-120}" # a hung collective becomes an error, not a hang
+
+# run_job NAME NP SECONDS "VAR=VALUE ..." PROGRAM [ARGS...]: one launch = one test
+run_job() {
+    local name=$1 np=$2 secs=$3 envs=$4
+    shift 4
+    local log rc note p f s t0=$SECONDS
+    log="$LOGDIR/$(echo "$name" | tr -c 'A-Za-z0-9=.,_-' '_').log"
+    note=$(
+        for kv in $envs; do export "${kv?}"; done
+        ucoll_launch "$np" "$secs" "$log" "$@"
+        rc=$?
+        echo "$LAUNCH_NOTE"
+        exit "$rc"
+    )
+    rc=$?
+    local summary counts
+    summary=$(grep -E '^(mp_test|api_user) np=|verdict:' "$log" | tail -n 1)
+    # mp_test's own figures, for the total at the end
+    counts=$(echo "$summary" | sed -n -E \
+        's/.* rank-checks: ([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped.*/\1 \2 \3/p')
+    if [ -n "$counts" ]; then
+        read -r p f s <<<"$counts"
+        MP_P=$((MP_P + p)) MP_F=$((MP_F + f)) MP_S=$((MP_S + s))
+    fi
+    if [ "$rc" = 0 ]; then
+        pass "$name ($((SECONDS - t0)) s)${summary:+: $summary}"
+        [ -z "$note" ] || echo "      $note"
+    else
+        fail "$name ($((SECONDS - t0)) s): $note" "$log"
+    fi
+}
+
+# Every algorithm of this build, as `ucoll_info -a` lists them ("doubling:Q" run as doubling:3);
+# mp_test and api_user fall back to their built-in lists without ucoll_info.
+ALG_LISTS=()
+if [ -x ./ucoll_info ]; then
+    while read -r coll list; do
+        ALG_LISTS+=("$coll=$list")
+    done < <(./ucoll_info -a | awk '
+        /^[a-z]+:$/ { if (c != "") print c, l; c = substr($0, 1, length($0) - 1); l = ""; next }
+        /^  [^ ]/ { n = $1; sub(/:Q$/, ":3", n); l = l (l == "" ? "" : ",") n }
+        END { if (c != "") print c, l }')
+fi
+MP_ALGS=()
+for a in "${ALG_LISTS[@]}"; do
+    MP_ALGS+=(--alg-list "$a")
+done
+section "algorithms under test"
+if [ "${#ALG_LISTS[@]}" -gt 0 ]; then
+    printf '      %s\n' "${ALG_LISTS[@]}"
+else
+    echo "      no ./ucoll_info: the built-in lists of mp_test and api_user"
+fi
+
+# mp NAME NP SECONDS "VAR=VALUE ..." [MP_TEST_OPTIONS]: one mp_test launch; the job size is
+# asserted by mp_test itself (--expect-size)
+mp() {
+    local name=$1 np=$2 secs=$3 envs=$4 size=$2
+    shift 4
+    [ "$np" != none ] || size=1
+    run_job "$name" "$np" "$secs" "$envs" \
+        tests/mp/mp_test "${MP_ALGS[@]}" --expect-size "$size" "$@"
+}
+
+if [ "$quick" = 1 ]; then
+    section "multi-process tests (quick)"
+    mp "mp_test np=1 (no launcher)" none 300 "" --counts 0,1,7,1000
+    for np in 2 3 4; do
+        mp "mp_test np=$np" "$np" 300 "" --counts 0,1,7,1000
+    done
+else
+    section "multi-process tests"
+    # every case up to np = 8; beyond that, and in the runs that vary the transport, 100000
+    # elements (most of the time on a small machine) only for three dtype-op pairs
+    BIG=(--big-combos "int32-sum,float64-sum,uint64-user-affine")
+    mp "mp_test np=1 (no launcher)" none 300 ""
+    for np in 2 3 4 5 7 8; do
+        mp "mp_test np=$np" "$np" 900 ""
+    done
+    mp "mp_test np=16" 16 900 "" "${BIG[@]}"
+    # transports and protocols: TCP only; every message by rendezvous
+    mp "mp_test np=4 UCX_TLS=tcp,self" 4 600 "UCX_TLS=tcp,self" "${BIG[@]}"
+    mp "mp_test np=5 UCX_RNDV_THRESH=0" 5 600 "UCX_RNDV_THRESH=0" "${BIG[@]}"
+    # message segmentation: none at all; small segments that are no multiple of 8 bytes
+    mp "mp_test np=3 UCOLL_SEGMENT_SIZE=0" 3 600 "UCOLL_SEGMENT_SIZE=0" "${BIG[@]}"
+    mp "mp_test np=6 UCOLL_SEGMENT_SIZE=1000" 6 600 "UCOLL_SEGMENT_SIZE=1000" \
+        --counts 0,1,7,1000,20000 "${BIG[@]}"
+fi
+
+section "demo"
+run_job "demo: record_offsets np=4" 4 120 "" examples/record_offsets "$LOGDIR/records.txt"
+
+# ---------------------------------------------------------------- installed library
+section "installed library: a program built with pkg-config ucoll"
+DEST="$LOGDIR/destdir"
+API_BIN="$LOGDIR/api_user"
+if make install DESTDIR="$DEST" >"$LOGDIR/install.log" 2>&1; then
+    # The staged ucoll.pc names the configured prefix (a staged tree is not where it will live);
+    # a copy with prefix= pointing into DESTDIR is what `configure --prefix=DESTDIR/...` would
+    # have installed. Nothing else of it changes.
+    pc=$(find "$DEST" -name ucoll.pc | head -n 1)
+    prefix=$(sed -n 's/^prefix=//p' "${pc:-/dev/null}")
+    mkdir -p "$LOGDIR/pkgconfig"
+    sed "s|^prefix=.*|prefix=$DEST$prefix|" "${pc:-/dev/null}" >"$LOGDIR/pkgconfig/ucoll.pc"
+    export PKG_CONFIG_PATH="$LOGDIR/pkgconfig"
+    flags=$(pkg-config --cflags --libs ucoll 2>>"$LOGDIR/install.log")
+    libdir=$(pkg-config --variable=libdir ucoll 2>>"$LOGDIR/install.log")
+    {
+        echo "+ installed files:"
+        find "$DEST" -type f -o -type l | sort
+        echo "+ PKG_CONFIG_PATH=$PKG_CONFIG_PATH pkg-config --cflags --libs ucoll"
+        echo "$flags"
+    } >>"$LOGDIR/install.log"
+    unset PKG_CONFIG_PATH
+    # shellcheck disable=SC2086  # $flags is a list of compiler arguments
+    if [ -n "$pc" ] && [ -f "$libdir/libucoll.so" ] &&
+        [ -f "$DEST$prefix/include/ucoll.h" ] && [ -x "$DEST$prefix/bin/ucoll_sched" ] &&
+        gcc -std=c11 -Wall -Wextra -Werror -o "$API_BIN" tests/api_user/api_user.c $flags \
+            -Wl,-rpath,"$libdir" >>"$LOGDIR/install.log" 2>&1 &&
+        ldd "$API_BIN" >"$LOGDIR/ldd.log" 2>&1 &&
+        grep -q "libucoll.so.* => $libdir/" "$LOGDIR/ldd.log"; then
+        pass "make install DESTDIR=..., pkg-config ucoll, build of tests/api_user/api_user.c"
+        for np in 1 2 3 4 5 6 7 8; do
+            run_job "api_user np=$np" "$np" 180 "" "$API_BIN" --expect-size "$np" \
+                "${ALG_LISTS[@]}"
+        done
+    else
+        fail "installed files, or building tests/api_user/api_user.c against them" \
+            "$LOGDIR/install.log"
+    fi
+else
+    fail "make install DESTDIR=$DEST" "$LOGDIR/install.log"
+fi
+
+finish
