@@ -107,7 +107,8 @@ static ucoll_status_t run_blocking(ucoll_comm_t *comm, const coll_args_t *a)
     ucoll_status_t st = check_args(comm, a);
     if (st != UCOLL_OK)
         return st;
-    ctx_progress(comm->ctx); /* let outstanding nonblocking collectives move */
+    if (comm->ctx->active != NULL)
+        ctx_progress(comm->ctx); /* let outstanding nonblocking collectives move */
     if (trivially_done(a)) {
         comm->seq++;
         return UCOLL_OK;
