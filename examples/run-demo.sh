@@ -64,4 +64,31 @@ if [ "$status" = 0 ]; then
 else
     echo "demo: FAILED (log: $log)" >&2
 fi
+
+# ucoll_perf (perf/ucoll_perf.c): ucoll's exscan algorithms compared on the same 4 local ranks
+if [ "$status" = 0 ] && [ -x ./ucoll_perf ] && [ -x ./ucoll_info ]; then
+    algs=$(./ucoll_info -a | awk '/^[a-z]/ {c = $1} c == "exscan:" && /^  / && $1 !~ /:/ {
+        print $1}' | paste -sd, -)
+    perf_args=(-c exscan -a "$algs" -b 8 -e 4K -f 8 -n 200 -w 20 -v)
+    echo "== 5. exscan algorithms on 4 ranks: mpirun -np 4 ucoll_perf ${perf_args[*]}"
+    if ucoll_launch 4 300 "$log.perf" ./ucoll_perf "${perf_args[@]}"; then
+        echo "   median latency in us (per iteration the slowest rank; 2 cores, 4 ranks: noisy)"
+        awk -F, '$1 == "algorithm" {go = 1; next}
+            go && NF == 9 {
+                if (!($1 in row)) order[n++] = $1
+                if (!($2 in col)) {col[$2] = 1; sizes[m++] = $2}
+                row[$1] = row[$1] sprintf(" %9s", $5)
+            }
+            END {
+                printf "   %-20s", "algorithm \\ bytes"
+                for (i = 0; i < m; i++) printf " %9s", sizes[i]
+                printf "\n"
+                for (i = 0; i < n; i++) printf "   %-20s%s\n", order[i], row[order[i]]
+            }' "$log.perf"
+        rm -f "$log.perf"
+    else
+        echo "demo: the ucoll_perf step FAILED ($LAUNCH_NOTE; log: $log.perf)" >&2
+        status=1
+    fi
+fi
 exit "$status"
