@@ -143,7 +143,16 @@ static ucoll_status_t new_request(ucoll_comm_t *comm, const coll_args_t *a, int 
     setup_request(req, comm, a, alg, param);
     req->persistent = persistent;
     req->status = UCOLL_OK;
-    if (!persistent) {
+    if (persistent) {
+        /* built and registered once; every start reuses them without allocating */
+        if ((st = exec_register_user_buffers(req)) != UCOLL_OK ||
+            (st = exec_prepare(req)) != UCOLL_OK) {
+            exec_release(req);
+            sched_destroy(&req->sched);
+            free(req);
+            return st;
+        }
+    } else {
         if (trivially_done(a)) {
             comm->seq++;
         } else if ((st = exec_start(req)) != UCOLL_OK) {

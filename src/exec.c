@@ -49,6 +49,26 @@ void exec_release(ucoll_request_t *req)
     free(req->recv_ops);
     req->send_ops = req->recv_ops = NULL;
     req->ops_cap = 0;
+    for (int b = 0; b < SCHED_NBUFS; b++) {
+        tp_mem_unmap(tp, req->user_memh[b]);
+        req->user_memh[b] = NULL;
+    }
+}
+
+/* persistent requests: the user's buffers are registered once, here */
+ucoll_status_t exec_register_user_buffers(ucoll_request_t *req)
+{
+    tp_ctx_t *tp = req->comm->ctx->tp;
+    const size_t bytes = req->count * req->elem_size;
+    ucoll_status_t st = UCOLL_OK;
+    if (bytes == 0)
+        return UCOLL_OK;
+    if (req->recvbuf != NULL)
+        st = tp_mem_map(tp, req->recvbuf, bytes, &req->user_memh[SCHED_BUF_OUT]);
+    if (st == UCOLL_OK && !req->in_place && req->sendbuf != NULL &&
+        req->coll != UCOLL_COLL_BCAST && req->coll != UCOLL_COLL_BARRIER)
+        st = tp_mem_map(tp, (void *)req->sendbuf, bytes, &req->user_memh[SCHED_BUF_IN]);
+    return st;
 }
 
 static void unlink_active(ucoll_request_t *req)
@@ -81,43 +101,61 @@ void exec_abort(ucoll_request_t *req, ucoll_status_t status)
         finish(req, status);
 }
 
-ucoll_status_t exec_start(ucoll_request_t *req)
-{
-    ucoll_comm_t *comm = req->comm;
-    ucoll_ctx_t *ctx = comm->ctx;
-    ucoll_status_t st;
+static size_t segment_elems(const ucoll_request_t *req, size_t count);
+static size_t segments(size_t count, size_t seg);
+static ucoll_status_t reserve_ops(ucoll_request_t *req, size_t n);
 
+/* everything a start needs that may allocate: the schedule, registered scratch, per-segment
+ * op slots. A persistent request does it once; a blocking one reuses what the last call had. */
+ucoll_status_t exec_prepare(ucoll_request_t *req)
+{
+    ucoll_status_t st;
     if (!req->sched_valid) {
         sched_clear(&req->sched);
         if (req->alg->build(&req->sched, &req->sched_args) != 0)
             return req->sched.failed ? UCOLL_ERR_NO_MEMORY : UCOLL_ERR_INVALID_ARG;
         req->sched_valid = 1;
     }
-    for (int b = 0; b < SCHED_NBUFS; b++) {
-        req->buf[b] = NULL;
-        req->memh[b] = NULL;
-    }
-    for (int b = SCHED_FIRST_SCRATCH; b < SCHED_NBUFS; b++) {
-        if (req->sched.scratch[b] == 0)
-            continue;
-        if ((st = ensure_chunk(req, b, req->sched.scratch[b] * req->elem_size)) != UCOLL_OK)
+    for (int b = SCHED_FIRST_SCRATCH; b < SCHED_NBUFS; b++)
+        if (req->sched.scratch[b] > 0 &&
+            (st = ensure_chunk(req, b, req->sched.scratch[b] * req->elem_size)) != UCOLL_OK)
             return st;
-        req->buf[b] = req->chunk[b]->addr;
-        req->memh[b] = req->chunk[b]->memh;
+    if (req->in_place && req->coll != UCOLL_COLL_BCAST && req->coll != UCOLL_COLL_BARRIER &&
+        (st = ensure_chunk(req, SCHED_BUF_IN, req->count * req->elem_size)) != UCOLL_OK)
+        return st;
+    size_t most = 1;
+    for (size_t i = 0; i < req->sched.nsteps; i++) {
+        const sched_step_t *step = &req->sched.steps[i];
+        if (step->kind != SCHED_XCHG)
+            continue;
+        size_t n = segments(step->send.count, segment_elems(req, step->send.count));
+        size_t m = segments(step->recv.count, segment_elems(req, step->recv.count));
+        most = n > most ? n : most;
+        most = m > most ? m : most;
     }
-    if (req->coll == UCOLL_COLL_BCAST || req->coll == UCOLL_COLL_BARRIER) {
-        req->buf[SCHED_BUF_OUT] = req->recvbuf;
-    } else {
-        req->buf[SCHED_BUF_OUT] = req->recvbuf;
+    return reserve_ops(req, most);
+}
+
+ucoll_status_t exec_start(ucoll_request_t *req)
+{
+    ucoll_comm_t *comm = req->comm;
+    ucoll_ctx_t *ctx = comm->ctx;
+    ucoll_status_t st;
+
+    if ((st = exec_prepare(req)) != UCOLL_OK)
+        return st;
+    for (int b = 0; b < SCHED_NBUFS; b++) {
+        req->buf[b] = req->chunk[b] != NULL ? req->chunk[b]->addr : NULL;
+        req->memh[b] = req->chunk[b] != NULL ? req->chunk[b]->memh : NULL;
+    }
+    req->buf[SCHED_BUF_OUT] = req->recvbuf;
+    req->memh[SCHED_BUF_OUT] = req->user_memh[SCHED_BUF_OUT];
+    if (req->coll != UCOLL_COLL_BCAST && req->coll != UCOLL_COLL_BARRIER) {
         if (req->in_place) { /* the schedule may overwrite OUT before it has read all of IN */
-            size_t bytes = req->count * req->elem_size;
-            if ((st = ensure_chunk(req, SCHED_BUF_IN, bytes)) != UCOLL_OK)
-                return st;
-            memcpy(req->chunk[SCHED_BUF_IN]->addr, req->recvbuf, bytes);
-            req->buf[SCHED_BUF_IN] = req->chunk[SCHED_BUF_IN]->addr;
-            req->memh[SCHED_BUF_IN] = req->chunk[SCHED_BUF_IN]->memh;
+            memcpy(req->buf[SCHED_BUF_IN], req->recvbuf, req->count * req->elem_size);
         } else {
             req->buf[SCHED_BUF_IN] = (void *)req->sendbuf;
+            req->memh[SCHED_BUF_IN] = req->user_memh[SCHED_BUF_IN];
         }
     }
     req->seq = comm->seq++;

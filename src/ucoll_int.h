@@ -115,6 +115,7 @@ struct ucoll_request {
     void *buf[SCHED_NBUFS];
     void *memh[SCHED_NBUFS];
     tp_chunk_t *chunk[SCHED_NBUFS];
+    void *user_memh[SCHED_NBUFS]; /* persistent: the user's IN/OUT registered once */
     double deadline;
     struct ucoll_request *next_active;
     struct ucoll_request *next_live; /* every request the user holds (coll.c) */
@@ -132,12 +133,14 @@ struct ucoll_ctx {
 };
 
 /* executor (exec.c) */
+ucoll_status_t exec_prepare(ucoll_request_t *req);
 ucoll_status_t exec_start(ucoll_request_t *req);
 /* advances req as far as possible without blocking; OK, INPROGRESS or an error */
 ucoll_status_t exec_advance(ucoll_request_t *req);
 /* stops an active request after an error: cancels what is in flight, releases scratch */
 void exec_abort(ucoll_request_t *req, ucoll_status_t status);
 void exec_release(ucoll_request_t *req);
+ucoll_status_t exec_register_user_buffers(ucoll_request_t *req);
 /* one progress pass over the transport and every active request of ctx */
 unsigned ctx_progress(ucoll_ctx_t *ctx);
 /* waits for req; honours UCOLL_TIMEOUT and peer failures */

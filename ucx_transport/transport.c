@@ -413,6 +413,27 @@ void tp_pool_put(tp_ctx_t *tp, tp_chunk_t *chunk)
     tp->free_chunks[k] = chunk;
 }
 
+ucoll_status_t tp_mem_map(tp_ctx_t *tp, void *addr, size_t len, void **memh)
+{
+    ucp_mem_map_params_t mp;
+    ucp_mem_h h;
+    memset(&mp, 0, sizeof(mp));
+    mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
+    mp.address = addr;
+    mp.length = len;
+    ucs_status_t st = ucp_mem_map(tp->context, &mp, &h);
+    if (st != UCS_OK)
+        return from_ucs(st);
+    *memh = h;
+    return UCOLL_OK;
+}
+
+void tp_mem_unmap(tp_ctx_t *tp, void *memh)
+{
+    if (memh != NULL)
+        ucp_mem_unmap(tp->context, memh);
+}
+
 const char *tp_transports(tp_ctx_t *tp)
 {
     (void)tp;

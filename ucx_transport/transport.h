@@ -71,6 +71,10 @@ int tp_any_peer_failed(const tp_ctx_t *tp);
 tp_chunk_t *tp_pool_get(tp_ctx_t *tp, size_t size);
 void tp_pool_put(tp_ctx_t *tp, tp_chunk_t *chunk);
 
+/* registers a user buffer (for persistent requests): *memh for tp_isend/tp_irecv */
+ucoll_status_t tp_mem_map(tp_ctx_t *tp, void *addr, size_t len, void **memh);
+void tp_mem_unmap(tp_ctx_t *tp, void *memh);
+
 /* names of the UCX transports in use (for tools); static storage */
 const char *tp_transports(tp_ctx_t *tp);
 
