@@ -1,0 +1,949 @@
+/*
+ * ucoll_perf: latency of ucoll collectives, measured the way ucx_perftest measures
+ * point-to-point operations, written against include/ucoll.h only.
+ *
+ * Per iteration every rank enters a barrier, then times one collective; after the loop the
+ * per-iteration times are reduced with MAX to rank 0, so that an iteration's latency is that
+ * of its slowest rank. Rank 0 prints a box naming the run and a table with one row per
+ * message size (or, with -v, CSV). The result of the first iteration of every size is
+ * checked on every rank against a locally computed reference: a wrong result stops the run
+ * (exit 1) before any timing of it is printed.
+ *
+ * Launch under any PMIx launcher, e.g. `mpirun -np 4 ucoll_perf -c exscan -a linear,auto`.
+ * Exit status: 0 success, 1 run-time error or wrong result, 2 bad option.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <ucoll.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_ALGS 32
+#define DEFAULT_ITERS 1000
+#define DEFAULT_WARMUP 100
+#define SCALE_ABOVE (64 * 1024) /* default -n/-w shrink above this size (bytes) */
+#define MIN_SCALED_ITERS 20
+
+/* ------------------------------------------------------------------ names and options */
+
+static const char *const coll_names[] = {"exscan",    "scan",  "reduce",
+                                         "allreduce", "bcast", "barrier"};
+static const ucoll_coll_t coll_ids[] = {UCOLL_COLL_EXSCAN,    UCOLL_COLL_SCAN,  UCOLL_COLL_REDUCE,
+                                        UCOLL_COLL_ALLREDUCE, UCOLL_COLL_BCAST, UCOLL_COLL_BARRIER};
+#define NCOLLS (sizeof(coll_names) / sizeof(coll_names[0]))
+
+static const struct {
+    const char *name;
+    ucoll_dtype_t dtype;
+    size_t size;
+    int is_float, is_signed;
+} dtypes[] = {
+    {"int8", UCOLL_INT8, 1, 0, 1},       {"uint8", UCOLL_UINT8, 1, 0, 0},
+    {"int16", UCOLL_INT16, 2, 0, 1},     {"uint16", UCOLL_UINT16, 2, 0, 0},
+    {"int32", UCOLL_INT32, 4, 0, 1},     {"uint32", UCOLL_UINT32, 4, 0, 0},
+    {"int64", UCOLL_INT64, 8, 0, 1},     {"uint64", UCOLL_UINT64, 8, 0, 0},
+    {"float32", UCOLL_FLOAT32, 4, 1, 1}, {"float64", UCOLL_FLOAT64, 8, 1, 1},
+};
+#define NDTYPES (sizeof(dtypes) / sizeof(dtypes[0]))
+
+static const struct {
+    const char *name;
+    ucoll_op_t op;
+    int int_only;
+} ops[] = {
+    {"sum", UCOLL_OP_SUM, 0},   {"prod", UCOLL_OP_PROD, 0}, {"min", UCOLL_OP_MIN, 0},
+    {"max", UCOLL_OP_MAX, 0},   {"land", UCOLL_OP_LAND, 1}, {"lor", UCOLL_OP_LOR, 1},
+    {"lxor", UCOLL_OP_LXOR, 1}, {"band", UCOLL_OP_BAND, 1}, {"bor", UCOLL_OP_BOR, 1},
+    {"bxor", UCOLL_OP_BXOR, 1},
+};
+#define NOPS (sizeof(ops) / sizeof(ops[0]))
+
+typedef struct {
+    unsigned coll; /* index into coll_names */
+    char *algs[MAX_ALGS];
+    int nalgs;
+    size_t min_bytes, max_bytes, factor;
+    long iters, warmup; /* -1: default, scaled down for large sizes */
+    unsigned dtype;     /* index into dtypes */
+    unsigned op;        /* index into ops */
+    int root;
+    double percentile;
+    int in_place, persistent, csv;
+} opts_t;
+
+/* rank of this process as the launcher tells it, before ucoll_init (for printing once) */
+static int launcher_rank(void)
+{
+    const char *vars[] = {"PMIX_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"};
+    for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+        const char *v = getenv(vars[i]);
+        if (v != NULL && *v != '\0')
+            return atoi(v);
+    }
+    return 0;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: ucoll_perf [options]   (launch with mpirun/srun/prterun; alone = 1 rank)\n"
+            "  -c COLL      exscan|scan|reduce|allreduce|bcast|barrier (default exscan)\n"
+            "  -a ALG[,ALG] algorithms to compare, names as in `ucoll_info -a` (default auto)\n"
+            "  -b BYTES     smallest message size per rank (default 8; suffixes K, M, G)\n"
+            "  -e BYTES     largest message size per rank (default 1M)\n"
+            "  -f FACTOR    size multiplier between rows (default 2)\n"
+            "  -n ITERS     timed iterations per size (default %d, fewer above %d KiB)\n"
+            "  -w WARMUP    untimed iterations per size (default %d, fewer above %d KiB)\n"
+            "  -d DTYPE     int8|uint8|int16|uint16|int32|uint32|int64|uint64|float32|float64"
+            " (default int64)\n"
+            "  -o OP        sum|prod|min|max|land|lor|lxor|band|bor|bxor (default sum)\n"
+            "  -r ROOT      root of reduce and bcast (default 0)\n"
+            "  -R PERCENT   percentile reported in the first latency column (default 50)\n"
+            "  -i           in place (UCOLL_IN_PLACE as sendbuf)\n"
+            "  -p           persistent requests (ucoll_*_init once, ucoll_start + ucoll_wait)\n"
+            "  -v           CSV output: algorithm,size,count,iterations,p<R>_us,avg_us,min_us,"
+            "max_us,bw_mbs\n"
+            "  -h           this help\n"
+            "Latency of an iteration = max over ranks; a barrier precedes every iteration.\n",
+            DEFAULT_ITERS, SCALE_ABOVE / 1024, DEFAULT_WARMUP, SCALE_ABOVE / 1024);
+}
+
+static void bad_option(const char *fmt, ...)
+{
+    if (launcher_rank() == 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        fprintf(stderr, "ucoll_perf: ");
+        vfprintf(stderr, fmt, ap);
+        fprintf(stderr, "\n(ucoll_perf -h for the options)\n");
+        va_end(ap);
+    }
+    exit(2);
+}
+
+/* a byte count with an optional K/M/G (binary) suffix */
+static size_t parse_bytes(const char *opt, const char *s)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (end == s || errno != 0 || *s == '-')
+        bad_option("%s: '%s' is not a byte count", opt, s);
+    unsigned shift = 0;
+    switch (*end) {
+    case '\0':
+        break;
+    case 'k':
+    case 'K':
+        shift = 10;
+        break;
+    case 'm':
+    case 'M':
+        shift = 20;
+        break;
+    case 'g':
+    case 'G':
+        shift = 30;
+        break;
+    default:
+        bad_option("%s: '%s' is not a byte count (suffixes: K, M, G)", opt, s);
+    }
+    if (*end != '\0' && end[1] != '\0')
+        bad_option("%s: '%s' is not a byte count", opt, s);
+    if (v > (SIZE_MAX >> shift))
+        bad_option("%s: '%s' is too large", opt, s);
+    return (size_t)v << shift;
+}
+
+static long parse_long(const char *opt, const char *s, long min, long max)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end != '\0' || errno != 0 || v < min || v > max)
+        bad_option("%s: '%s' is not an integer in [%ld, %ld]", opt, s, min, max);
+    return v;
+}
+
+static void parse_options(int argc, char **argv, opts_t *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->min_bytes = 8;
+    o->max_bytes = 1 << 20;
+    o->factor = 2;
+    o->iters = o->warmup = -1;
+    o->dtype = 6; /* int64 */
+    o->percentile = 50;
+    int have_e = 0;
+    static char default_alg[] = "auto";
+    char *alg_list = default_alg;
+    int c;
+
+    opterr = 0;
+    while ((c = getopt(argc, argv, ":c:a:b:e:f:n:w:d:o:r:R:ipvh")) != -1) {
+        switch (c) {
+        case 'c': {
+            unsigned i;
+            for (i = 0; i < NCOLLS && strcmp(optarg, coll_names[i]) != 0; i++)
+                ;
+            if (i == NCOLLS)
+                bad_option("-c: unknown collective '%s' (exscan, scan, reduce, allreduce, "
+                           "bcast, barrier)",
+                           optarg);
+            o->coll = i;
+            break;
+        }
+        case 'a':
+            alg_list = optarg;
+            break;
+        case 'b':
+            o->min_bytes = parse_bytes("-b", optarg);
+            break;
+        case 'e':
+            o->max_bytes = parse_bytes("-e", optarg);
+            have_e = 1;
+            break;
+        case 'f':
+            o->factor = (size_t)parse_long("-f", optarg, 2, 1024);
+            break;
+        case 'n':
+            o->iters = parse_long("-n", optarg, 1, 100000000);
+            break;
+        case 'w':
+            o->warmup = parse_long("-w", optarg, 0, 100000000);
+            break;
+        case 'd': {
+            unsigned i;
+            for (i = 0; i < NDTYPES && strcmp(optarg, dtypes[i].name) != 0; i++)
+                ;
+            if (i == NDTYPES)
+                bad_option("-d: unknown datatype '%s'", optarg);
+            o->dtype = i;
+            break;
+        }
+        case 'o': {
+            unsigned i;
+            for (i = 0; i < NOPS && strcmp(optarg, ops[i].name) != 0; i++)
+                ;
+            if (i == NOPS)
+                bad_option("-o: unknown op '%s'", optarg);
+            o->op = i;
+            break;
+        }
+        case 'r':
+            o->root = (int)parse_long("-r", optarg, 0, 1 << 30);
+            break;
+        case 'R': {
+            char *end;
+            errno = 0;
+            o->percentile = strtod(optarg, &end);
+            if (end == optarg || *end != '\0' || errno != 0 || !(o->percentile > 0) ||
+                o->percentile > 100)
+                bad_option("-R: '%s' is not a percentile in (0, 100]", optarg);
+            break;
+        }
+        case 'i':
+            o->in_place = 1;
+            break;
+        case 'p':
+            o->persistent = 1;
+            break;
+        case 'v':
+            o->csv = 1;
+            break;
+        case 'h':
+            if (launcher_rank() == 0)
+                usage(stdout);
+            exit(0);
+        case ':':
+            bad_option("option -%c needs an argument", optopt);
+            break;
+        default:
+            bad_option("unknown option -%c", optopt);
+        }
+    }
+    if (optind < argc)
+        bad_option("unexpected argument '%s'", argv[optind]);
+    if (!have_e && o->max_bytes < o->min_bytes)
+        o->max_bytes = o->min_bytes; /* -b alone: that one size */
+    if (o->max_bytes < o->min_bytes)
+        bad_option("-b %zu is larger than -e %zu", o->min_bytes, o->max_bytes);
+
+    const ucoll_coll_t coll = coll_ids[o->coll];
+    if (ops[o->op].int_only && dtypes[o->dtype].is_float)
+        bad_option("-o %s is not defined on %s", ops[o->op].name, dtypes[o->dtype].name);
+    if (o->in_place && (coll == UCOLL_COLL_BCAST || coll == UCOLL_COLL_BARRIER))
+        bad_option("-i applies to exscan, scan, reduce and allreduce");
+    if (o->persistent && coll == UCOLL_COLL_BARRIER)
+        bad_option("-p: ucoll has no persistent barrier");
+
+    for (char *save = NULL, *tok = strtok_r(alg_list, ",", &save); tok != NULL;
+         tok = strtok_r(NULL, ",", &save)) {
+        if (o->nalgs == MAX_ALGS)
+            bad_option("-a: at most %d algorithms", MAX_ALGS);
+        o->algs[o->nalgs++] = tok;
+    }
+    if (o->nalgs == 0)
+        bad_option("-a: no algorithm named");
+}
+
+/* ------------------------------------------------ inputs and the reference (+), for checks */
+
+/* rank r's input element i: small integers, so that every dtype and op gives exact results */
+static int64_t input_value(ucoll_op_t op, int r, size_t i)
+{
+    const int64_t ri = (int64_t)r, ii = (int64_t)(i % 1024);
+    switch (op) {
+    case UCOLL_OP_PROD:
+        return (ri + ii) % 8 == 0 ? 2 : 1;
+    case UCOLL_OP_MIN:
+    case UCOLL_OP_MAX:
+        return (ri * 7 + ii * 3) % 11;
+    case UCOLL_OP_LAND:
+    case UCOLL_OP_LOR:
+    case UCOLL_OP_LXOR:
+        return (ri + ii) % 3 == 0 ? 0 : (ri + ii) % 3 + 1;
+    case UCOLL_OP_BAND:
+    case UCOLL_OP_BOR:
+    case UCOLL_OP_BXOR:
+        return (ri * 37 + ii * 11) & 0x7f;
+    default:
+        return (ri * 3 + ii) % 5;
+    }
+}
+
+static void store(ucoll_dtype_t dt, void *buf, size_t i, int64_t v)
+{
+    switch (dt) {
+    case UCOLL_INT8:
+        ((int8_t *)buf)[i] = (int8_t)v;
+        break;
+    case UCOLL_UINT8:
+        ((uint8_t *)buf)[i] = (uint8_t)v;
+        break;
+    case UCOLL_INT16:
+        ((int16_t *)buf)[i] = (int16_t)v;
+        break;
+    case UCOLL_UINT16:
+        ((uint16_t *)buf)[i] = (uint16_t)v;
+        break;
+    case UCOLL_INT32:
+        ((int32_t *)buf)[i] = (int32_t)v;
+        break;
+    case UCOLL_UINT32:
+        ((uint32_t *)buf)[i] = (uint32_t)v;
+        break;
+    case UCOLL_INT64:
+        ((int64_t *)buf)[i] = v;
+        break;
+    case UCOLL_UINT64:
+        ((uint64_t *)buf)[i] = (uint64_t)v;
+        break;
+    case UCOLL_FLOAT32:
+        ((float *)buf)[i] = (float)v;
+        break;
+    case UCOLL_FLOAT64:
+        ((double *)buf)[i] = (double)v;
+        break;
+    }
+}
+
+/* element i as a double, for messages */
+static double load(ucoll_dtype_t dt, const void *buf, size_t i)
+{
+    switch (dt) {
+    case UCOLL_INT8:
+        return ((const int8_t *)buf)[i];
+    case UCOLL_UINT8:
+        return ((const uint8_t *)buf)[i];
+    case UCOLL_INT16:
+        return ((const int16_t *)buf)[i];
+    case UCOLL_UINT16:
+        return ((const uint16_t *)buf)[i];
+    case UCOLL_INT32:
+        return ((const int32_t *)buf)[i];
+    case UCOLL_UINT32:
+        return ((const uint32_t *)buf)[i];
+    case UCOLL_INT64:
+        return (double)((const int64_t *)buf)[i];
+    case UCOLL_UINT64:
+        return (double)((const uint64_t *)buf)[i];
+    case UCOLL_FLOAT32:
+        return ((const float *)buf)[i];
+    case UCOLL_FLOAT64:
+        return ((const double *)buf)[i];
+    }
+    return 0;
+}
+
+static void fill_input(ucoll_dtype_t dt, ucoll_op_t op, int r, void *buf, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        store(dt, buf, i, input_value(op, r, i));
+}
+
+/* a (+) b on unsigned 64-bit values: sums and products wrap like the narrower types do */
+static uint64_t combine_int(ucoll_op_t op, uint64_t a, uint64_t b, int is_signed)
+{
+    switch (op) {
+    case UCOLL_OP_SUM:
+        return a + b;
+    case UCOLL_OP_PROD:
+        return a * b;
+    case UCOLL_OP_MIN:
+        return is_signed ? ((int64_t)a < (int64_t)b ? a : b) : (a < b ? a : b);
+    case UCOLL_OP_MAX:
+        return is_signed ? ((int64_t)a > (int64_t)b ? a : b) : (a > b ? a : b);
+    case UCOLL_OP_LAND:
+        return a && b;
+    case UCOLL_OP_LOR:
+        return a || b;
+    case UCOLL_OP_LXOR:
+        return !a != !b;
+    case UCOLL_OP_BAND:
+        return a & b;
+    case UCOLL_OP_BOR:
+        return a | b;
+    default:
+        return a ^ b;
+    }
+}
+
+static double combine_float(ucoll_op_t op, double a, double b)
+{
+    switch (op) {
+    case UCOLL_OP_SUM:
+        return a + b;
+    case UCOLL_OP_PROD:
+        return a * b;
+    case UCOLL_OP_MIN:
+        return a < b ? a : b;
+    default:
+        return a > b ? a : b;
+    }
+}
+
+/* inout[i] = in[i] (+) inout[i], computed in the element type's own width */
+static void ref_combine(unsigned dti, ucoll_op_t op, const void *in, void *inout, size_t n)
+{
+    const ucoll_dtype_t dt = dtypes[dti].dtype;
+    const int sgn = dtypes[dti].is_signed;
+    for (size_t i = 0; i < n; i++) {
+        if (dtypes[dti].is_float) {
+            double v = combine_float(op, load(dt, in, i), load(dt, inout, i));
+            if (dt == UCOLL_FLOAT32)
+                ((float *)inout)[i] = (float)v;
+            else
+                ((double *)inout)[i] = v;
+            continue;
+        }
+        uint64_t a, b;
+        switch (dt) {
+#define INT_CASE(ID, T, W)                                                                         \
+    case ID:                                                                                       \
+        a = (uint64_t)(W)((const T *)in)[i];                                                       \
+        b = (uint64_t)(W)((T *)inout)[i];                                                          \
+        ((T *)inout)[i] = (T)combine_int(op, a, b, sgn);                                           \
+        break;
+            INT_CASE(UCOLL_INT8, int8_t, int64_t)
+            INT_CASE(UCOLL_UINT8, uint8_t, uint64_t)
+            INT_CASE(UCOLL_INT16, int16_t, int64_t)
+            INT_CASE(UCOLL_UINT16, uint16_t, uint64_t)
+            INT_CASE(UCOLL_INT32, int32_t, int64_t)
+            INT_CASE(UCOLL_UINT32, uint32_t, uint64_t)
+            INT_CASE(UCOLL_INT64, int64_t, int64_t)
+            INT_CASE(UCOLL_UINT64, uint64_t, uint64_t)
+#undef INT_CASE
+        default:
+            break;
+        }
+    }
+}
+
+/* (+) of the inputs of ranks first..last (in rank order) into out; tmp is scratch */
+static void ref_fold(unsigned dti, ucoll_op_t op, int first, int last, void *out, void *tmp,
+                     size_t count)
+{
+    const ucoll_dtype_t dt = dtypes[dti].dtype;
+    fill_input(dt, op, first, out, count);
+    for (int q = first + 1; q <= last; q++) {
+        fill_input(dt, op, q, tmp, count);
+        ref_combine(dti, op, out, tmp, count); /* tmp = acc (+) V_q: acc covers lower ranks */
+        memcpy(out, tmp, count * dtypes[dti].size);
+    }
+}
+
+/* ------------------------------------------------------------------------------ the run */
+
+typedef struct {
+    const opts_t *o;
+    ucoll_comm_t *comm;
+    int rank, size;
+    ucoll_coll_t coll;
+    ucoll_dtype_t dtype;
+    ucoll_op_t op;
+    size_t esize;
+    void *sendbuf, *recvbuf, *input, *expect, *tmp;
+    double *t, *tmax;
+} run_t;
+
+static void die(run_t *r, const char *what, ucoll_status_t st)
+{
+    fprintf(stderr, "ucoll_perf: rank %d: %s: %s\n", r->rank, what, ucoll_strerror(st));
+    exit(1);
+}
+
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
+}
+
+/* the send buffer argument of this run */
+static const void *send_arg(const run_t *r)
+{
+    return r->o->in_place ? UCOLL_IN_PLACE : r->sendbuf;
+}
+
+static ucoll_status_t run_blocking(run_t *r, size_t count)
+{
+    const int root = r->o->root;
+    switch (r->coll) {
+    case UCOLL_COLL_EXSCAN:
+        return ucoll_exscan(r->comm, send_arg(r), r->recvbuf, count, r->dtype, r->op);
+    case UCOLL_COLL_SCAN:
+        return ucoll_scan(r->comm, send_arg(r), r->recvbuf, count, r->dtype, r->op);
+    case UCOLL_COLL_REDUCE:
+        return ucoll_reduce(r->comm, send_arg(r), r->recvbuf, count, r->dtype, r->op, root);
+    case UCOLL_COLL_ALLREDUCE:
+        return ucoll_allreduce(r->comm, send_arg(r), r->recvbuf, count, r->dtype, r->op);
+    case UCOLL_COLL_BCAST:
+        return ucoll_bcast(r->comm, r->recvbuf, count, r->dtype, root);
+    case UCOLL_COLL_BARRIER:
+        return ucoll_barrier(r->comm);
+    }
+    return UCOLL_ERR_INVALID_ARG;
+}
+
+static ucoll_status_t make_persistent(run_t *r, size_t count, ucoll_request_t **req)
+{
+    const int root = r->o->root;
+    switch (r->coll) {
+    case UCOLL_COLL_EXSCAN:
+        return ucoll_exscan_init(r->comm, send_arg(r), r->recvbuf, count, r->dtype, r->op, req);
+    case UCOLL_COLL_SCAN:
+        return ucoll_scan_init(r->comm, send_arg(r), r->recvbuf, count, r->dtype, r->op, req);
+    case UCOLL_COLL_REDUCE:
+        return ucoll_reduce_init(r->comm, send_arg(r), r->recvbuf, count, r->dtype, r->op, root,
+                                 req);
+    case UCOLL_COLL_ALLREDUCE:
+        return ucoll_allreduce_init(r->comm, send_arg(r), r->recvbuf, count, r->dtype, r->op, req);
+    case UCOLL_COLL_BCAST:
+        return ucoll_bcast_init(r->comm, r->recvbuf, count, r->dtype, root, req);
+    case UCOLL_COLL_BARRIER:
+        break;
+    }
+    return UCOLL_ERR_NOT_SUPPORTED;
+}
+
+/* puts the buffers in their state before an iteration: inputs where the collective reads them
+ * (in place: recvbuf; bcast: the root's buffer) */
+static void reset_buffers(run_t *r, size_t count)
+{
+    const size_t bytes = count * r->esize;
+    if (r->coll == UCOLL_COLL_BCAST) {
+        if (r->rank == r->o->root)
+            memcpy(r->recvbuf, r->input, bytes);
+    } else if (r->o->in_place) {
+        memcpy(r->recvbuf, r->input, bytes);
+    }
+}
+
+/* the expected content of recvbuf after the collective; 0 if it is not checked here */
+static int expected_result(run_t *r, size_t count)
+{
+    const unsigned dti = r->o->dtype;
+    const int root = r->o->root;
+    switch (r->coll) {
+    case UCOLL_COLL_EXSCAN:
+        if (r->rank == 0) /* left untouched: the sentinel, or (in place) the input */
+            return 0;
+        ref_fold(dti, r->op, 0, r->rank - 1, r->expect, r->tmp, count);
+        return 1;
+    case UCOLL_COLL_SCAN:
+        ref_fold(dti, r->op, 0, r->rank, r->expect, r->tmp, count);
+        return 1;
+    case UCOLL_COLL_REDUCE:
+        if (r->rank != root)
+            return 0;
+        ref_fold(dti, r->op, 0, r->size - 1, r->expect, r->tmp, count);
+        return 1;
+    case UCOLL_COLL_ALLREDUCE:
+        ref_fold(dti, r->op, 0, r->size - 1, r->expect, r->tmp, count);
+        return 1;
+    case UCOLL_COLL_BCAST:
+        fill_input(r->dtype, r->op, root, r->expect, count);
+        return 1;
+    case UCOLL_COLL_BARRIER:
+        break;
+    }
+    return 0;
+}
+
+#define SENTINEL 0xA5
+
+/* checks this rank's result of the first iteration; returns 0 if right */
+static int check_result(run_t *r, const char *alg, size_t count)
+{
+    const size_t bytes = count * r->esize;
+    if (r->coll == UCOLL_COLL_BARRIER || count == 0)
+        return 0;
+    if (r->coll == UCOLL_COLL_EXSCAN && r->rank == 0) {
+        /* rank 0's recvbuf must be left as it was */
+        if (r->o->in_place)
+            memcpy(r->expect, r->input, bytes);
+        else
+            memset(r->expect, SENTINEL, bytes);
+    } else if (!expected_result(r, count)) {
+        return 0;
+    }
+    if (memcmp(r->recvbuf, r->expect, bytes) == 0)
+        return 0;
+    size_t i = 0;
+    while (i < count && memcmp((char *)r->recvbuf + i * r->esize, (char *)r->expect + i * r->esize,
+                               r->esize) == 0)
+        i++;
+    fprintf(stderr,
+            "ucoll_perf: rank %d: %s algorithm %s, %zu elements: WRONG RESULT at element %zu: "
+            "got %.17g, expected %.17g\n",
+            r->rank, coll_names[r->o->coll], alg, count, i, load(r->dtype, r->recvbuf, i),
+            load(r->dtype, r->expect, i));
+    return 1;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+typedef struct {
+    double pct, avg, min, max;
+} stats_t;
+
+static stats_t statistics(double *t, long n, double percentile)
+{
+    stats_t s = {0, 0, 0, 0};
+    double sum = 0;
+    for (long i = 0; i < n; i++)
+        sum += t[i];
+    qsort(t, (size_t)n, sizeof(*t), cmp_double);
+    long k = (long)ceil(percentile / 100.0 * (double)n) - 1; /* nearest rank */
+    if (k < 0)
+        k = 0;
+    if (k >= n)
+        k = n - 1;
+    s.pct = t[k];
+    s.avg = sum / (double)n;
+    s.min = t[0];
+    s.max = t[n - 1];
+    return s;
+}
+
+/* ------------------------------------------------------------------------------ output */
+
+/* the table's columns (inner widths, spaces included); the box above it is as wide */
+static const int col_w[] = {14, 12, 14, 12, 11, 11, 11, 18};
+#define NCOLS (sizeof(col_w) / sizeof(col_w[0]))
+#define LAT_FIRST 3 /* the four latency columns */
+#define LAT_LAST 6
+
+static int table_width(void)
+{
+    int w = 1;
+    for (size_t c = 0; c < NCOLS; c++)
+        w += col_w[c] + 1;
+    return w;
+}
+
+static void box_line(const char *label, const char *fmt, ...)
+{
+    char text[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    printf("| %-14s%-*s |\n", label, table_width() - 4 - 14, text);
+}
+
+static void rule(void)
+{
+    putchar('+');
+    for (int i = 0; i < table_width() - 2; i++)
+        putchar('-');
+    printf("+\n");
+}
+
+static void print_box(const run_t *r, const char *alg)
+{
+    const opts_t *o = r->o;
+    const char *tls = getenv("UCX_TLS");
+    const char *dev = getenv("UCX_NET_DEVICES");
+    rule();
+    box_line("Collective:", "%s", coll_names[o->coll]);
+    box_line("Algorithm:", "%s", alg);
+    if (r->coll != UCOLL_COLL_BARRIER) {
+        box_line("Datatype:", "%s (%zu B)", dtypes[o->dtype].name, r->esize);
+        if (r->coll != UCOLL_COLL_BCAST)
+            box_line("Operation:", "%s", ops[o->op].name);
+    }
+    if (r->coll == UCOLL_COLL_REDUCE || r->coll == UCOLL_COLL_BCAST)
+        box_line("Root:", "%d", o->root);
+    box_line("Ranks:", "%d", r->size);
+    box_line("Transports:", "UCX_TLS=%s, UCX_NET_DEVICES=%s", tls != NULL ? tls : "all",
+             dev != NULL ? dev : "all");
+    box_line("Calls:", "%s%s", o->persistent ? "persistent (init, then start + wait)" : "blocking",
+             o->in_place ? ", in place" : "");
+    box_line("Latency:", "of each iteration, the maximum over ranks; a barrier before each");
+    rule();
+}
+
+/* a separator row; `join_latency` leaves the latency columns as one */
+static void table_rule(int join_latency)
+{
+    putchar('+');
+    for (size_t c = 0; c < NCOLS; c++) {
+        for (int i = 0; i < col_w[c]; i++)
+            putchar('-');
+        putchar(join_latency && c >= LAT_FIRST && c < LAT_LAST ? '-' : '+');
+    }
+    putchar('\n');
+}
+
+/* one header row: text centred in each column; a NULL entry continues the previous cell */
+static void table_row(const char *const *cells)
+{
+    putchar('|');
+    for (size_t c = 0; c < NCOLS;) {
+        int w = col_w[c];
+        size_t next = c + 1;
+        while (next < NCOLS && cells[next] == NULL) {
+            w += col_w[next] + 1;
+            next++;
+        }
+        int len = (int)strlen(cells[c]);
+        int left = (w - len) / 2;
+        printf("%*s%s%*s|", left, "", cells[c], w - len - left, "");
+        c = next;
+    }
+    putchar('\n');
+}
+
+static void print_table_head(double percentile)
+{
+    char pct[32];
+    snprintf(pct, sizeof(pct), "%.1f%%ile", percentile);
+    const char *top[NCOLS] = {"", "", "", "latency (usec)", NULL, NULL, NULL, ""};
+    const char *names[NCOLS] = {"size (B)", "count", "# iterations", pct,
+                                "average",  "min",   "max",          "bandwidth (MB/s)"};
+    table_rule(1);
+    table_row(top);
+    table_row(names);
+    table_rule(0);
+}
+
+/* ------------------------------------------------------------------------------ main */
+
+/* iterations (or warm-up iterations) at `bytes`: the option, else the default scaled down so
+ * that large sizes do not take minutes */
+static long scaled(long opt, long dflt, long floor, size_t bytes)
+{
+    if (opt >= 0)
+        return opt;
+    if (bytes <= SCALE_ABOVE)
+        return dflt;
+    double n = (double)dflt * SCALE_ABOVE / (double)bytes;
+    return n < floor ? floor : (long)n;
+}
+
+static void run_size(run_t *r, const char *alg, size_t bytes)
+{
+    const opts_t *o = r->o;
+    const size_t count = r->coll == UCOLL_COLL_BARRIER ? 0 : bytes / r->esize;
+    const long iters = scaled(o->iters, DEFAULT_ITERS, MIN_SCALED_ITERS, bytes);
+    const long warmup = scaled(o->warmup, DEFAULT_WARMUP, 2, bytes);
+    ucoll_request_t *req = NULL;
+    ucoll_status_t st;
+
+    /* inputs and the state the check of rank 0's exscan relies on */
+    fill_input(r->dtype, r->op, r->rank, r->input, count);
+    memcpy(r->sendbuf, r->input, count * r->esize);
+    memset(r->recvbuf, SENTINEL, count * r->esize);
+    if (o->persistent && (st = make_persistent(r, count, &req)) != UCOLL_OK)
+        die(r, "creating the persistent request", st);
+
+    for (long it = 0; it < warmup + iters; it++) {
+        if (o->in_place || r->coll == UCOLL_COLL_BCAST)
+            reset_buffers(r, count);
+        if ((st = ucoll_barrier(r->comm)) != UCOLL_OK)
+            die(r, "ucoll_barrier", st);
+        double t0 = now_us();
+        if (req != NULL) {
+            st = ucoll_start(req);
+            if (st == UCOLL_OK)
+                st = ucoll_wait(req);
+        } else {
+            st = run_blocking(r, count);
+        }
+        double t1 = now_us();
+        if (st != UCOLL_OK)
+            die(r, coll_names[o->coll], st);
+        if (it >= warmup)
+            r->t[it - warmup] = t1 - t0;
+        if (it == 0) { /* the check, agreed by every rank */
+            int32_t bad = check_result(r, alg, count), any_bad = 0;
+            if ((st = ucoll_allreduce(r->comm, &bad, &any_bad, 1, UCOLL_INT32, UCOLL_OP_MAX)))
+                die(r, "ucoll_allreduce (result check)", st);
+            if (any_bad) {
+                if (r->rank == 0)
+                    fprintf(stderr,
+                            "ucoll_perf: %s algorithm %s gave a wrong result at %zu bytes: "
+                            "no timings reported\n",
+                            coll_names[o->coll], alg, bytes);
+                exit(1);
+            }
+        }
+    }
+    if (req != NULL && (st = ucoll_request_free(req)) != UCOLL_OK)
+        die(r, "ucoll_request_free", st);
+
+    /* an iteration's latency is that of its slowest rank */
+    if ((st = ucoll_reduce(r->comm, r->t, r->tmax, (size_t)iters, UCOLL_FLOAT64, UCOLL_OP_MAX,
+                           0)) != UCOLL_OK)
+        die(r, "ucoll_reduce (gathering the times)", st);
+    if (r->rank != 0)
+        return;
+    stats_t s = statistics(r->tmax, iters, o->percentile);
+    const size_t shown = count * r->esize;
+    const double bw = s.avg > 0 ? (double)shown / s.avg : 0; /* bytes/us = MB/s */
+    if (o->csv)
+        printf("%s,%zu,%zu,%ld,%.3f,%.3f,%.3f,%.3f,%.2f\n", alg, shown, count, iters, s.pct, s.avg,
+               s.min, s.max, bw);
+    else
+        printf("| %12zu | %10zu | %12ld | %10.3f | %9.3f | %9.3f | %9.3f | %16.2f |\n", shown,
+               count, iters, s.pct, s.avg, s.min, s.max, bw);
+    fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+    opts_t o;
+    parse_options(argc, argv, &o);
+
+    run_t r;
+    memset(&r, 0, sizeof(r));
+    r.o = &o;
+    r.coll = coll_ids[o.coll];
+    r.dtype = dtypes[o.dtype].dtype;
+    r.op = ops[o.op].op;
+    r.esize = dtypes[o.dtype].size;
+
+    ucoll_status_t st = ucoll_init(&r.comm);
+    if (st != UCOLL_OK) {
+        fprintf(stderr, "ucoll_perf: ucoll_init: %s\n", ucoll_strerror(st));
+        return 1;
+    }
+    r.rank = ucoll_comm_rank(r.comm);
+    r.size = ucoll_comm_size(r.comm);
+    if ((r.coll == UCOLL_COLL_REDUCE || r.coll == UCOLL_COLL_BCAST) && o.root >= r.size) {
+        if (r.rank == 0)
+            fprintf(stderr, "ucoll_perf: -r %d: there are only %d ranks\n", o.root, r.size);
+        ucoll_finalize(r.comm);
+        return 2;
+    }
+    for (int a = 0; a < o.nalgs; a++)
+        if (ucoll_set_algorithm(r.comm, r.coll, o.algs[a]) != UCOLL_OK) {
+            if (r.rank == 0)
+                fprintf(stderr,
+                        "ucoll_perf: -a: '%s' is not an algorithm of %s (see `ucoll_info"
+                        " -a`)\n",
+                        o.algs[a], coll_names[o.coll]);
+            ucoll_finalize(r.comm);
+            return 2;
+        }
+
+    /* the sizes, and buffers for the largest */
+    size_t sizes[64];
+    int nsizes = 0;
+    if (r.coll == UCOLL_COLL_BARRIER) {
+        sizes[nsizes++] = 0;
+    } else {
+        for (size_t b = o.min_bytes; b <= o.max_bytes && nsizes < 64; b *= o.factor) {
+            size_t rounded = b / r.esize * r.esize;
+            if (rounded == 0)
+                rounded = r.esize; /* at least one element */
+            if (nsizes == 0 || sizes[nsizes - 1] != rounded)
+                sizes[nsizes++] = rounded;
+            if (b > SIZE_MAX / o.factor)
+                break;
+        }
+    }
+    const size_t max_bytes = sizes[nsizes - 1] > 0 ? sizes[nsizes - 1] : 1;
+    long max_iters = 1;
+    for (int i = 0; i < nsizes; i++) {
+        long n = scaled(o.iters, DEFAULT_ITERS, MIN_SCALED_ITERS, sizes[i]);
+        max_iters = n > max_iters ? n : max_iters;
+    }
+    r.sendbuf = malloc(max_bytes);
+    r.recvbuf = malloc(max_bytes);
+    r.input = malloc(max_bytes);
+    r.expect = malloc(max_bytes);
+    r.tmp = malloc(max_bytes);
+    r.t = calloc((size_t)max_iters, sizeof(double));
+    r.tmax = calloc((size_t)max_iters, sizeof(double));
+    if (!r.sendbuf || !r.recvbuf || !r.input || !r.expect || !r.tmp || !r.t || !r.tmax) {
+        fprintf(stderr, "ucoll_perf: rank %d: out of memory for %zu-byte buffers\n", r.rank,
+                max_bytes);
+        return 1;
+    }
+
+    if (r.rank == 0 && o.csv)
+        printf("algorithm,size,count,iterations,p%g_us,avg_us,min_us,max_us,bw_mbs\n",
+               o.percentile);
+    for (int a = 0; a < o.nalgs; a++) {
+        ucoll_set_algorithm(r.comm, r.coll, o.algs[a]); /* checked above */
+        if (r.rank == 0 && !o.csv) {
+            print_box(&r, o.algs[a]);
+            print_table_head(o.percentile);
+        }
+        for (int i = 0; i < nsizes; i++)
+            run_size(&r, o.algs[a], sizes[i]);
+        if (r.rank == 0 && !o.csv) {
+            table_rule(0);
+            if (a + 1 < o.nalgs)
+                putchar('\n');
+        }
+    }
+
+    free(r.sendbuf);
+    free(r.recvbuf);
+    free(r.input);
+    free(r.expect);
+    free(r.tmp);
+    free(r.t);
+    free(r.tmax);
+    if ((st = ucoll_finalize(r.comm)) != UCOLL_OK) {
+        fprintf(stderr, "ucoll_perf: rank %d: ucoll_finalize: %s\n", r.rank, ucoll_strerror(st));
+        return 1;
+    }
+    return 0;
+}
