@@ -1135,6 +1135,92 @@ static void test_nonblocking(ctx_t *c)
     case_end(c, m, name);
 }
 
+/* ---------------------------------------------------------------- split communicators */
+
+/* color = rank % 2, key = -rank: two communicators whose rank order is the reverse of the
+ * world's. Exscan, allreduce and bcast on them are checked against references over the
+ * member ranks, with a world collective in between (messages of different communicators must
+ * not match). */
+static void test_split(ctx_t *c)
+{
+    const size_t n = c->maxcount < 1000 ? c->maxcount : 1000;
+    const char *nm = "comm_split color=rank%2 key=-rank";
+    ucoll_comm_t *sub = NULL;
+    ucoll_status_t st = ucoll_comm_split(c->comm, c->rank % 2, -c->rank, &sub);
+    if (not_supported(c, nm, st))
+        return;
+    case_mark_t m = case_begin(c);
+    if (!expect_ok(c, nm, st)) {
+        case_end(c, m, nm);
+        return;
+    }
+    /* members in sub-rank order: world ranks of my color, descending */
+    int members[4096], nmem = 0, myidx = -1;
+    for (int r = c->size - 1; r >= 0 && nmem < 4096; r--)
+        if (r % 2 == c->rank % 2) {
+            if (r == c->rank)
+                myidx = nmem;
+            members[nmem++] = r;
+        }
+    if (ucoll_comm_size(sub) != nmem || ucoll_comm_rank(sub) != myidx)
+        fail_msg(c, nm, "sub rank/size %d/%d, expected %d/%d", ucoll_comm_rank(sub),
+                 ucoll_comm_size(sub), myidx, nmem);
+    case_end(c, m, nm);
+    if (c->fail > m.fail_before)
+        goto out;
+
+    /* exscan on the sub-communicator: prefix over members[0..myidx-1] */
+    nm = "split: exscan int64-sum on the sub-communicator, then allreduce on world";
+    m = case_begin(c);
+    gen_input(K_I64_SUM, c->rank, c->send, n);
+    memset(c->recv, SENTINEL, n * 8);
+    if (expect_ok(c, nm, ucoll_exscan(sub, c->send, c->recv, n, UCOLL_INT64, UCOLL_OP_SUM))) {
+        if (myidx == 0) {
+            check_bytes(c, nm, "sub rank 0 recvbuf", c->recv, SENTINEL, n * 8);
+        } else {
+            memset(c->ref, 0, n * 8);
+            for (int j = 0; j < myidx; j++) {
+                gen_input(K_I64_SUM, members[j], c->tmp, n);
+                ref_combine(K_I64_SUM, c->ref, c->tmp, n);
+            }
+            check_elems(c, nm, "sub exscan", K_I64_SUM, UCOLL_INT64, c->recv, c->ref, n);
+        }
+    }
+    int32_t one = 1, total = 0;
+    if (expect_ok(c, nm, ucoll_allreduce(c->comm, &one, &total, 1, UCOLL_INT32, UCOLL_OP_SUM)) &&
+        total != c->size)
+        fail_msg(c, nm, "world allreduce gave %ld, expected %d", (long)total, c->size);
+    case_end(c, m, nm);
+
+    /* allreduce and bcast (root = sub rank 0 = the highest world rank of the color) */
+    nm = "split: allreduce int32-sum and bcast on the sub-communicator";
+    m = case_begin(c);
+    gen_input(K_I32_SUM, c->rank, c->send, n);
+    if (expect_ok(c, nm, ucoll_allreduce(sub, c->send, c->recv, n, UCOLL_INT32, UCOLL_OP_SUM))) {
+        memset(c->ref, 0, n * 4);
+        for (int j = 0; j < nmem; j++) {
+            gen_input(K_I32_SUM, members[j], c->tmp, n);
+            ref_combine(K_I32_SUM, c->ref, c->tmp, n);
+        }
+        check_elems(c, nm, "sub allreduce", K_I32_SUM, UCOLL_INT32, c->recv, c->ref, n);
+    }
+    gen_bytes(members[0], 7, c->ref, n);
+    if (myidx == 0)
+        memcpy(c->recv, c->ref, n);
+    else
+        memset(c->recv, SENTINEL, n);
+    if (expect_ok(c, nm, ucoll_bcast(sub, c->recv, n, UCOLL_UINT8, 0)) &&
+        memcmp(c->recv, c->ref, n) != 0)
+        fail_msg(c, nm, "sub bcast: data differs from sub rank 0's");
+    case_end(c, m, nm);
+
+out:
+    nm = "comm_free of the sub-communicator";
+    m = case_begin(c);
+    expect_ok(c, nm, ucoll_comm_free(sub));
+    case_end(c, m, nm);
+}
+
 /* ---------------------------------------------------------------- main */
 
 static int split_list(char *s, const char **out, int max)
@@ -1151,7 +1237,7 @@ static void usage(FILE *f)
                "               [--alg-list COLL=LIST]... [--counts LIST] [--combos LIST]\n"
                "               [--big-combos LIST] [--verbose]\n"
                "  LIST is comma-separated.\n"
-               "  --colls   exscan,scan,reduce,allreduce,bcast,barrier,errors,nonblocking"
+               "  --colls   exscan,scan,reduce,allreduce,bcast,barrier,errors,nonblocking,split"
                " (default all)\n"
                "  --algs    algorithm names to run, e.g. linear,doubling:3,auto (default all)\n"
                "  --alg-list COLL=ALG,...  the algorithms of COLL (repeatable; default: built in)\n"
@@ -1292,7 +1378,7 @@ int main(int argc, char **argv)
 
     static const struct {
         const char *name;
-        int coll; /* ucoll_coll_t, or -1 errors, -2 nonblocking */
+        int coll; /* ucoll_coll_t, or -1 errors, -2 nonblocking, -3 split */
     } groups[] = {
         {"exscan", UCOLL_COLL_EXSCAN},
         {"scan", UCOLL_COLL_SCAN},
@@ -1302,6 +1388,7 @@ int main(int argc, char **argv)
         {"barrier", UCOLL_COLL_BARRIER},
         {"errors", -1},
         {"nonblocking", -2},
+        {"split", -3},
     };
     for (size_t g = 0; g < NELEM(groups); g++) {
         if (!in_list(c->colls, c->ncolls, groups[g].name))
@@ -1326,8 +1413,11 @@ int main(int argc, char **argv)
         case -1:
             test_errors(c);
             break;
-        default:
+        case -2:
             test_nonblocking(c);
+            break;
+        default:
+            test_split(c);
             break;
         }
         if (c->rank == 0) {
