@@ -222,6 +222,33 @@ else
         --counts 0,1,7,1000,20000 "${BIG[@]}"
 fi
 
+if [ "$quick" = 0 ]; then
+    section "exclusive scan at more process counts (issue 3)"
+    # every exscan and scan algorithm, all dtypes (the dtype-op pairs), odd counts
+    for np in 9 13 17; do
+        mp "mp_test exscan/scan np=$np" "$np" 900 "" --colls exscan,scan \
+            --counts 0,1,3,1000,65537 --big-combos "int32-sum,float64-sum,uint32-bxor,uint64-user-affine"
+    done
+    mp "mp_test exscan/scan np=5 counts 3,65537" 5 600 "" --colls exscan,scan --counts 3,65537
+
+    section "rhrd and rhrd-classic at non-powers of two (issue 4)"
+    # reduce (roots 0, middle, last) and allreduce, in place and not; N-1 and 2^20+3 elements;
+    # pipelined with 4 KiB segments (hundreds per message) and unsegmented, alternately
+    seg=4096
+    for np in 1 2 3 4 5 6 7 8 9 11 13 16 17; do
+        n2=1
+        while [ $((n2 * 2)) -le "$np" ]; do n2=$((n2 * 2)); done
+        counts="0,1,2,3,1000,1048579"
+        [ "$n2" -gt 1 ] && counts="$counts,$((n2 - 1))"
+        run_job "mp_test rhrd np=$np UCOLL_SEGMENT_SIZE=$seg" "$np" 900 "UCOLL_SEGMENT_SIZE=$seg" \
+            tests/mp/mp_test --expect-size "$np" --colls reduce,allreduce \
+            --alg-list reduce=rhrd,rhrd-classic --alg-list allreduce=rhrd,rhrd-classic \
+            --combos int64-sum,float64-sum,uint32-bxor,float32-max --counts "$counts" \
+            --big-combos int64-sum,float64-sum
+        if [ "$seg" = 4096 ]; then seg=0; else seg=4096; fi
+    done
+fi
+
 section "demo"
 run_job "demo: record_offsets np=4" 4 120 "" examples/record_offsets "$LOGDIR/records.txt"
 

@@ -45,6 +45,7 @@ typedef enum {
     K_I32_LAND,
     K_U16_BOR,
     K_I8_LXOR,
+    K_U32_BXOR,
     K_U64_AFFINE, /* user-defined, non-commutative: composition of maps x -> a*x + b mod 2^32 */
     K_NKINDS
 } kind_t;
@@ -68,6 +69,7 @@ static combo_t combos[K_NKINDS] = {
     {K_I32_LAND, "int32-land", UCOLL_INT32, UCOLL_OP_LAND},
     {K_U16_BOR, "uint16-bor", UCOLL_UINT16, UCOLL_OP_BOR},
     {K_I8_LXOR, "int8-lxor", UCOLL_INT8, UCOLL_OP_LXOR},
+    {K_U32_BXOR, "uint32-bxor", UCOLL_UINT32, UCOLL_OP_BXOR},
     {K_U64_AFFINE, "uint64-user-affine", UCOLL_UINT64, -1},
 };
 
@@ -157,6 +159,9 @@ static void gen_input(kind_t kind, int rank, void *buf, size_t n)
             else
                 ((int8_t *)buf)[i] = (h % 3 == 0) ? 0 : (int8_t)(nonzero32(h) % 127);
             break;
+        case K_U32_BXOR:
+            ((uint32_t *)buf)[i] = (uint32_t)(h >> 17);
+            break;
         case K_U64_AFFINE: {
             uint64_t a = (uint32_t)h | 1u, b = (uint32_t)(h >> 32);
             ((uint64_t *)buf)[i] = (b << 32) | a;
@@ -236,6 +241,9 @@ static void ref_combine(kind_t kind, void *acc, const void *x, size_t n)
             break;
         case K_I8_LXOR:
             ((int8_t *)acc)[i] = (int8_t)(!((int8_t *)acc)[i] != !((const int8_t *)x)[i]);
+            break;
+        case K_U32_BXOR:
+            ((uint32_t *)acc)[i] ^= ((const uint32_t *)x)[i];
             break;
         case K_U64_AFFINE:
             ((uint64_t *)acc)[i] = affine_compose(((uint64_t *)acc)[i], ((const uint64_t *)x)[i]);
