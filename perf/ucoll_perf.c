@@ -77,6 +77,7 @@ typedef struct {
     int root;
     double percentile;
     int in_place, persistent, csv;
+    double spin_ns; /* -S: > 0 runs OP as a user op that also spins this long per element */
 } opts_t;
 
 /* rank of this process as the launcher tells it, before ucoll_init (for printing once) */
@@ -107,6 +108,8 @@ static void usage(FILE *f)
             "  -o OP        sum|prod|min|max|land|lor|lxor|band|bor|bxor (default sum)\n"
             "  -r ROOT      root of reduce and bcast (default 0)\n"
             "  -R PERCENT   percentile reported in the first latency column (default 50)\n"
+            "  -S NS        OP as a user-defined op costing NS more nanoseconds per element\n"
+            "               (an artificially expensive (+), e.g. -S 1000)\n"
             "  -i           in place (UCOLL_IN_PLACE as sendbuf)\n"
             "  -p           persistent requests (ucoll_*_init once, ucoll_start + ucoll_wait)\n"
             "  -v           CSV output: algorithm,size,count,iterations,p<R>_us,avg_us,min_us,"
@@ -188,7 +191,7 @@ static void parse_options(int argc, char **argv, opts_t *o)
     int c;
 
     opterr = 0;
-    while ((c = getopt(argc, argv, ":c:a:b:e:f:n:w:d:o:r:R:ipvh")) != -1) {
+    while ((c = getopt(argc, argv, ":c:a:b:e:f:n:w:d:o:r:R:S:ipvh")) != -1) {
         switch (c) {
         case 'c': {
             unsigned i;
@@ -259,6 +262,15 @@ static void parse_options(int argc, char **argv, opts_t *o)
         case 'v':
             o->csv = 1;
             break;
+        case 'S': {
+            char *end;
+            errno = 0;
+            o->spin_ns = strtod(optarg, &end);
+            if (end == optarg || *end != '\0' || errno != 0 || !(o->spin_ns >= 0) ||
+                o->spin_ns > 1e9)
+                bad_option("-S: '%s' is not a number of nanoseconds in [0, 1e9]", optarg);
+            break;
+        }
         case 'h':
             if (launcher_rank() == 0)
                 usage(stdout);
@@ -468,6 +480,26 @@ static void ref_combine(unsigned dti, ucoll_op_t op, const void *in, void *inout
     }
 }
 
+/* -S: the op as a user op that computes the same and then spins ns per element */
+typedef struct {
+    unsigned dti;
+    ucoll_op_t op;
+    double ns;
+} spin_op_t;
+
+static void spin_op_fn(const void *in, void *inout, size_t count, ucoll_dtype_t dtype, void *arg)
+{
+    const spin_op_t *s = arg;
+    struct timespec t0, t;
+    (void)dtype;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    ref_combine(s->dti, s->op, in, inout, count);
+    const double until = s->ns * (double)count;
+    do
+        clock_gettime(CLOCK_MONOTONIC, &t);
+    while ((double)(t.tv_sec - t0.tv_sec) * 1e9 + (double)(t.tv_nsec - t0.tv_nsec) < until);
+}
+
 /* (+) of the inputs of ranks first..last (in rank order) into out; tmp is scratch */
 static void ref_fold(unsigned dti, ucoll_op_t op, int first, int last, void *out, void *tmp,
                      size_t count)
@@ -489,7 +521,8 @@ typedef struct {
     int rank, size;
     ucoll_coll_t coll;
     ucoll_dtype_t dtype;
-    ucoll_op_t op;
+    ucoll_op_t op;      /* the op results are checked against */
+    ucoll_op_t call_op; /* the op the collectives get (a user op with -S) */
     size_t esize;
     void *sendbuf, *recvbuf, *input, *expect, *tmp;
     double *t, *tmax;
@@ -519,13 +552,13 @@ static ucoll_status_t run_blocking(run_t *r, size_t count)
     const int root = r->o->root;
     switch (r->coll) {
     case UCOLL_COLL_EXSCAN:
-        return ucoll_exscan(r->comm, send_arg(r), r->recvbuf, count, r->dtype, r->op);
+        return ucoll_exscan(r->comm, send_arg(r), r->recvbuf, count, r->dtype, r->call_op);
     case UCOLL_COLL_SCAN:
-        return ucoll_scan(r->comm, send_arg(r), r->recvbuf, count, r->dtype, r->op);
+        return ucoll_scan(r->comm, send_arg(r), r->recvbuf, count, r->dtype, r->call_op);
     case UCOLL_COLL_REDUCE:
-        return ucoll_reduce(r->comm, send_arg(r), r->recvbuf, count, r->dtype, r->op, root);
+        return ucoll_reduce(r->comm, send_arg(r), r->recvbuf, count, r->dtype, r->call_op, root);
     case UCOLL_COLL_ALLREDUCE:
-        return ucoll_allreduce(r->comm, send_arg(r), r->recvbuf, count, r->dtype, r->op);
+        return ucoll_allreduce(r->comm, send_arg(r), r->recvbuf, count, r->dtype, r->call_op);
     case UCOLL_COLL_BCAST:
         return ucoll_bcast(r->comm, r->recvbuf, count, r->dtype, root);
     case UCOLL_COLL_BARRIER:
@@ -539,14 +572,14 @@ static ucoll_status_t make_persistent(run_t *r, size_t count, ucoll_request_t **
     const int root = r->o->root;
     switch (r->coll) {
     case UCOLL_COLL_EXSCAN:
-        return ucoll_exscan_init(r->comm, send_arg(r), r->recvbuf, count, r->dtype, r->op, req);
+        return ucoll_exscan_init(r->comm, send_arg(r), r->recvbuf, count, r->dtype, r->call_op, req);
     case UCOLL_COLL_SCAN:
-        return ucoll_scan_init(r->comm, send_arg(r), r->recvbuf, count, r->dtype, r->op, req);
+        return ucoll_scan_init(r->comm, send_arg(r), r->recvbuf, count, r->dtype, r->call_op, req);
     case UCOLL_COLL_REDUCE:
-        return ucoll_reduce_init(r->comm, send_arg(r), r->recvbuf, count, r->dtype, r->op, root,
+        return ucoll_reduce_init(r->comm, send_arg(r), r->recvbuf, count, r->dtype, r->call_op, root,
                                  req);
     case UCOLL_COLL_ALLREDUCE:
-        return ucoll_allreduce_init(r->comm, send_arg(r), r->recvbuf, count, r->dtype, r->op, req);
+        return ucoll_allreduce_init(r->comm, send_arg(r), r->recvbuf, count, r->dtype, r->call_op, req);
     case UCOLL_COLL_BCAST:
         return ucoll_bcast_init(r->comm, r->recvbuf, count, r->dtype, root, req);
     case UCOLL_COLL_BARRIER:
@@ -703,7 +736,10 @@ static void print_box(const run_t *r, const char *alg)
     box_line("Algorithm:", "%s", alg);
     if (r->coll != UCOLL_COLL_BARRIER) {
         box_line("Datatype:", "%s (%zu B)", dtypes[o->dtype].name, r->esize);
-        if (r->coll != UCOLL_COLL_BCAST)
+        if (r->coll != UCOLL_COLL_BCAST && o->spin_ns > 0)
+            box_line("Operation:", "%s as a user op, +%g ns/element", ops[o->op].name,
+                     o->spin_ns);
+        else if (r->coll != UCOLL_COLL_BCAST)
             box_line("Operation:", "%s", ops[o->op].name);
     }
     if (r->coll == UCOLL_COLL_REDUCE || r->coll == UCOLL_COLL_BCAST)
@@ -855,6 +891,7 @@ int main(int argc, char **argv)
     r.coll = coll_ids[o.coll];
     r.dtype = dtypes[o.dtype].dtype;
     r.op = ops[o.op].op;
+    r.call_op = r.op;
     r.esize = dtypes[o.dtype].size;
 
     ucoll_status_t st = ucoll_init(&r.comm);
@@ -864,6 +901,17 @@ int main(int argc, char **argv)
     }
     r.rank = ucoll_comm_rank(r.comm);
     r.size = ucoll_comm_size(r.comm);
+    if (o.spin_ns > 0) {
+        static spin_op_t spin;
+        spin.dti = o.dtype;
+        spin.op = r.op;
+        spin.ns = o.spin_ns;
+        if (ucoll_op_create(spin_op_fn, &spin, 1, &r.call_op) != UCOLL_OK) {
+            fprintf(stderr, "ucoll_perf: ucoll_op_create failed\n");
+            ucoll_finalize(r.comm);
+            return 1;
+        }
+    }
     if ((r.coll == UCOLL_COLL_REDUCE || r.coll == UCOLL_COLL_BCAST) && o.root >= r.size) {
         if (r.rank == 0)
             fprintf(stderr, "ucoll_perf: -r %d: there are only %d ranks\n", o.root, r.size);
