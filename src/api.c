@@ -12,6 +12,9 @@
 
 static ucoll_ctx_t *g_ctx; /* the one live context of this process */
 
+/* the tag's comm id of ucoll_finalize's barrier; no communicator gets it */
+enum { FINALIZE_COMM_ID = UCOLL_MAX_COMMS - 1 };
+
 static ucoll_comm_t *comm_new(ucoll_ctx_t *ctx, int rank, int size, uint32_t id)
 {
     ucoll_comm_t *comm = calloc(1, sizeof(*comm));
@@ -55,8 +58,10 @@ static void comm_kill(ucoll_comm_t *comm)
     comm->magic = COMM_DEAD;
 }
 
-/* blob = 64-byte host name, then the worker address */
+/* blob = 64-byte host name, 8-byte process id, then the worker address */
 #define HOST_BYTES 64
+#define PID_BYTES 8
+#define HEAD_BYTES (HOST_BYTES + PID_BYTES)
 
 static ucoll_status_t init_common(bootstrap_t *bs, ucoll_comm_t **world)
 {
@@ -66,6 +71,7 @@ static ucoll_status_t init_common(bootstrap_t *bs, ucoll_comm_t **world)
     char *blob = NULL;
     const void **addrs = NULL;
     size_t *addr_lens = NULL;
+    long *local_pid = NULL;
     ucoll_status_t st;
 
     if (ctx == NULL) {
@@ -81,29 +87,37 @@ static ucoll_status_t init_common(bootstrap_t *bs, ucoll_comm_t **world)
     const void *addr;
     size_t addr_len;
     tp_local_address(ctx->tp, &addr, &addr_len);
-    blob = calloc(1, HOST_BYTES + addr_len);
+    blob = calloc(1, HEAD_BYTES + addr_len);
     addrs = calloc((size_t)bs->size, sizeof(*addrs));
     addr_lens = calloc((size_t)bs->size, sizeof(*addr_lens));
-    if (blob == NULL || addrs == NULL || addr_lens == NULL) {
+    local_pid = calloc((size_t)bs->size, sizeof(*local_pid));
+    if (blob == NULL || addrs == NULL || addr_lens == NULL || local_pid == NULL) {
         st = UCOLL_ERR_NO_MEMORY;
         goto fail;
     }
     gethostname(blob, HOST_BYTES - 1);
-    memcpy(blob + HOST_BYTES, addr, addr_len);
-    if ((st = bs->allgatherv(bs, blob, HOST_BYTES + addr_len, &blobs, &lens)) != UCOLL_OK)
+    int64_t my_pid = (int64_t)getpid();
+    memcpy(blob + HOST_BYTES, &my_pid, PID_BYTES);
+    memcpy(blob + HEAD_BYTES, addr, addr_len);
+    if ((st = bs->allgatherv(bs, blob, HEAD_BYTES + addr_len, &blobs, &lens)) != UCOLL_OK)
         goto fail;
     int local = 0;
     for (int i = 0; i < bs->size; i++) {
-        if (lens[i] <= HOST_BYTES) {
+        if (lens[i] <= HEAD_BYTES) {
             st = UCOLL_ERR_BOOTSTRAP;
             goto fail;
         }
-        local += strncmp(blobs[i], blob, HOST_BYTES) == 0;
-        addrs[i] = (char *)blobs[i] + HOST_BYTES;
-        addr_lens[i] = lens[i] - HOST_BYTES;
+        if (strncmp(blobs[i], blob, HOST_BYTES) == 0) {
+            int64_t pid;
+            memcpy(&pid, (char *)blobs[i] + HOST_BYTES, PID_BYTES);
+            local_pid[i] = (long)pid;
+            local++;
+        }
+        addrs[i] = (char *)blobs[i] + HEAD_BYTES;
+        addr_lens[i] = lens[i] - HEAD_BYTES;
     }
     tp_set_local_ranks(ctx->tp, local);
-    if ((st = tp_connect(ctx->tp, addrs, addr_lens)) != UCOLL_OK)
+    if ((st = tp_connect(ctx->tp, addrs, addr_lens, local_pid, ctx->cfg.failure)) != UCOLL_OK)
         goto fail;
 
     ucoll_comm_t *comm = comm_new(ctx, bs->rank, bs->size, 0);
@@ -133,6 +147,7 @@ static ucoll_status_t init_common(bootstrap_t *bs, ucoll_comm_t **world)
     free(blob);
     free(addrs);
     free(addr_lens);
+    free(local_pid);
     g_ctx = ctx;
     *world = comm;
     return UCOLL_OK;
@@ -142,6 +157,7 @@ fail:
     free(blob);
     free(addrs);
     free(addr_lens);
+    free(local_pid);
     while (ctx->comms != NULL) {
         ucoll_comm_t *c = ctx->comms;
         ctx->comms = c->next;
@@ -190,12 +206,24 @@ UCOLL_EXPORT ucoll_status_t ucoll_finalize(ucoll_comm_t *world)
         return UCOLL_ERR_INVALID_ARG;
     ucoll_ctx_t *ctx = world->ctx;
 
-    /* every rank has finished its collectives before endpoints close */
-    ucoll_status_t st = ucoll_barrier(world);
+    /* every rank has finished its collectives before endpoints close. The barrier has a tag
+     * space of its own: after a failed collective the ranks' sequence numbers disagree, and a
+     * barrier numbered like the user's collectives would match the messages of a rank still
+     * inside one (which would then get UCOLL_ERR_TRUNCATED instead of the failure). */
+    ucoll_status_t st = UCOLL_ERR_NO_MEMORY;
+    ucoll_comm_t *fin = comm_new(ctx, world->rank, world->size, FINALIZE_COMM_ID);
+    if (fin != NULL) {
+        memcpy(fin->world_rank, world->world_rank, (size_t)world->size * sizeof(int));
+        st = ucoll_barrier(fin);
+        ctx->comms = fin->next; /* comm_new put it first */
+        comm_kill(fin);
+        free(fin);
+    }
     while (ctx->active != NULL)
         exec_abort(ctx->active, UCOLL_ERR_STATE);
     coll_release_requests(ctx);
-    ucoll_status_t fst = ctx->bs->fence(ctx->bs);
+    /* after a failed barrier (a dead peer, a timeout) the fence would wait for the dead */
+    ucoll_status_t fst = st == UCOLL_OK ? ctx->bs->fence(ctx->bs) : UCOLL_OK;
     for (ucoll_comm_t *c = ctx->comms; c != NULL; c = c->next) {
         comm_kill(c);
         c->ctx = NULL;
@@ -291,8 +319,8 @@ UCOLL_EXPORT ucoll_status_t ucoll_comm_split(ucoll_comm_t *comm, int color, int 
             n++;
         }
     }
-    if (id >= UCOLL_MAX_COMMS) {
-        st = UCOLL_ERR_NO_MEMORY; /* the tag has room for 4096 communicators per process */
+    if (id >= FINALIZE_COMM_ID) {
+        st = UCOLL_ERR_NO_MEMORY; /* the tag has room for 4095 communicators per process */
         goto out;
     }
     ctx->next_comm_id = (uint32_t)id + 1;

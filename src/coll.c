@@ -358,6 +358,10 @@ UCOLL_EXPORT ucoll_status_t ucoll_request_free(ucoll_request_t *req)
         while (*p != req)
             p = &(*p)->next_live;
         *p = req->next_live;
+        /* after ucoll_comm_free (context alive): its registrations and scratch go back now,
+         * or ucp_cleanup in ucoll_finalize aborts on the still-mapped user buffers */
+        if (req->comm->ctx != NULL)
+            exec_release(req);
         sched_destroy(&req->sched);
         free(req);
         return UCOLL_OK;

@@ -26,6 +26,10 @@ static const config_var_t vars[] = {
      "auto reduce: rhrd (commutative ops) from this many bytes, binomial below"},
     {"UCOLL_ALLREDUCE_RHRD_MIN", "32768",
      "auto allreduce: rhrd (commutative ops) from this many bytes, recursive-doubling below"},
+    {"UCOLL_FAILURE_DETECTION", "auto",
+     "how a dead peer is noticed: auto = peers on this host by probing their process id "
+     "(keeps shared memory), others by UCX peer error handling; ucx = UCX peer error handling "
+     "for all (UCX 1.13 then uses TCP even on one host); timeout = only UCOLL_TIMEOUT"},
     {"UCOLL_PROGRESS_YIELD", "auto",
      "auto: yield the CPU when idle if ranks outnumber cores (else after 1000 idle polls); "
      "always; never"},
@@ -85,6 +89,18 @@ ucoll_status_t config_read(ucoll_config_t *cfg)
             return UCOLL_ERR_INVALID_ARG;
         }
         *byte_dst[i] = (size_t)x;
+    }
+    cfg->failure = TP_FAILURE_AUTO;
+    const char *fd = getenv("UCOLL_FAILURE_DETECTION");
+    if (fd != NULL && *fd != '\0') {
+        if (strcmp(fd, "ucx") == 0) {
+            cfg->failure = TP_FAILURE_UCX;
+        } else if (strcmp(fd, "timeout") == 0) {
+            cfg->failure = TP_FAILURE_TIMEOUT;
+        } else if (strcmp(fd, "auto") != 0) {
+            fprintf(stderr, "ucoll: UCOLL_FAILURE_DETECTION=%s: use auto, ucx or timeout\n", fd);
+            return UCOLL_ERR_INVALID_ARG;
+        }
     }
     const char *y = getenv("UCOLL_PROGRESS_YIELD");
     cfg->yield = TP_YIELD_AUTO;

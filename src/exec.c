@@ -63,7 +63,8 @@ ucoll_status_t exec_register_user_buffers(ucoll_request_t *req)
     ucoll_status_t st = UCOLL_OK;
     if (bytes == 0)
         return UCOLL_OK;
-    if (req->recvbuf != NULL)
+    const int recv_used = req->coll != UCOLL_COLL_REDUCE || req->comm->rank == req->root;
+    if (req->recvbuf != NULL && recv_used)
         st = tp_mem_map(tp, req->recvbuf, bytes, &req->user_memh[SCHED_BUF_OUT]);
     if (st == UCOLL_OK && !req->in_place && req->sendbuf != NULL &&
         req->coll != UCOLL_COLL_BCAST && req->coll != UCOLL_COLL_BARRIER)
@@ -314,6 +315,7 @@ static ucoll_status_t advance_round(ucoll_request_t *req, const sched_step_t *st
     for (size_t j = 0; j < req->nsend && done; j++)
         done = req->send_ops[j].done;
     if (!done) {
+        tp_check_liveness(tp);
         if (tp_any_peer_failed(tp) && comm_has_failed_peer(req->comm))
             return UCOLL_ERR_PEER_FAILED; /* the collective cannot complete without it */
         if (req->deadline > 0 && now_seconds() > req->deadline)

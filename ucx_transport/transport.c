@@ -8,7 +8,9 @@
  */
 #include "transport.h"
 
+#include <errno.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +23,7 @@
 struct tp_peer {
     ucp_ep_h ep;
     int failed;
+    long probe_pid; /* > 0: on this host without UCX error handling: probe this process */
     tp_ctx_t *tp;
 };
 
@@ -34,9 +37,19 @@ struct tp_ctx {
     int any_failed;
     int oversubscribed;
     tp_yield_mode_t yield_mode;
+    int nprobed;          /* peers with probe_pid > 0 */
+    unsigned probe_polls; /* wait passes since the last look at the clock */
+    double next_probe;    /* clock time of the next liveness probe */
     tp_chunk_t *free_chunks[TP_POOL_CLASSES]; /* class k holds chunks of 2^k bytes */
     tp_chunk_t *all_chunks;                   /* every chunk ever mapped (for destroy) */
 };
+
+static double tp_clock(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 static ucoll_status_t from_ucs(ucs_status_t status)
 {
@@ -144,20 +157,27 @@ static void ep_error_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
     peer->tp->any_failed = 1;
 }
 
-ucoll_status_t tp_connect(tp_ctx_t *tp, const void *const *addrs, const size_t *lens)
+ucoll_status_t tp_connect(tp_ctx_t *tp, const void *const *addrs, const size_t *lens,
+                          const long *local_pid, tp_failure_mode_t mode)
 {
     (void)lens;
     for (int i = 0; i < tp->nranks; i++) {
+        const int on_host = local_pid[i] > 0;
         ucp_ep_params_t ep_params;
         memset(&ep_params, 0, sizeof(ep_params));
-        ep_params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS |
-                               UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
-                               UCP_EP_PARAM_FIELD_ERR_HANDLER;
+        ep_params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
         ep_params.address = (const ucp_address_t *)addrs[i];
-        ep_params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
-        ep_params.err_handler.cb = ep_error_cb;
-        ep_params.err_handler.arg = &tp->peers[i];
         tp->peers[i].tp = tp;
+        if (mode == TP_FAILURE_UCX || (mode == TP_FAILURE_AUTO && !on_host)) {
+            ep_params.field_mask |= UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                                    UCP_EP_PARAM_FIELD_ERR_HANDLER;
+            ep_params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+            ep_params.err_handler.cb = ep_error_cb;
+            ep_params.err_handler.arg = &tp->peers[i];
+        } else if (mode == TP_FAILURE_AUTO && i != tp->rank) {
+            tp->peers[i].probe_pid = local_pid[i];
+            tp->nprobed++;
+        }
         ucs_status_t st = ucp_ep_create(tp->worker, &ep_params, &tp->peers[i].ep);
         if (st != UCS_OK) {
             fprintf(stderr, "ucoll: rank %d cannot connect to rank %d: %s\n", tp->rank, i,
@@ -166,6 +186,40 @@ ucoll_status_t tp_connect(tp_ctx_t *tp, const void *const *addrs, const size_t *
         }
     }
     return UCOLL_OK;
+}
+
+/* 1 if process pid no longer runs (gone, or a zombie waiting to be reaped) */
+static int process_gone(long pid)
+{
+    if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
+        return 1;
+    char path[64], buf[256];
+    snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return 0; /* no procfs: kill() alone decides */
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *close_paren = strrchr(buf, ')'); /* "pid (comm) S ..." */
+    return close_paren != NULL && close_paren[1] == ' ' && close_paren[2] == 'Z';
+}
+
+void tp_check_liveness(tp_ctx_t *tp)
+{
+    if (tp->nprobed == 0 || ++tp->probe_polls < 256)
+        return;
+    tp->probe_polls = 0;
+    double now = tp_clock();
+    if (now < tp->next_probe)
+        return;
+    tp->next_probe = now + 0.02;
+    for (int i = 0; i < tp->nranks; i++)
+        if (tp->peers[i].probe_pid > 0 && !tp->peers[i].failed &&
+            process_gone(tp->peers[i].probe_pid)) {
+            tp->peers[i].failed = 1;
+            tp->any_failed = 1;
+        }
 }
 
 static void wait_request(tp_ctx_t *tp, ucs_status_ptr_t req)
@@ -244,13 +298,6 @@ static ucoll_status_t finish_post(tp_op_t *op, ucs_status_ptr_t req)
     }
     op->ucp_req = req;
     return UCOLL_OK;
-}
-
-static double tp_clock(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 static void op_reset(tp_ctx_t *tp, tp_op_t *op, int peer, size_t len)

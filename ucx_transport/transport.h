@@ -35,6 +35,14 @@ typedef struct tp_chunk {
 
 typedef enum { TP_YIELD_AUTO, TP_YIELD_ALWAYS, TP_YIELD_NEVER } tp_yield_mode_t;
 
+/* how a dead peer is noticed. UCX 1.13 uses no shared memory on an endpoint with peer error
+ * handling, so:
+ *   AUTO     peers on this host: no UCX error handling (shared memory), their process ids are
+ *            probed while a wait lasts; other hosts: UCX peer error handling
+ *   UCX      UCX peer error handling for every peer (TCP/IB only, also on one host)
+ *   TIMEOUT  no error handling at all: only UCOLL_TIMEOUT ends a wait for a dead peer */
+typedef enum { TP_FAILURE_AUTO, TP_FAILURE_UCX, TP_FAILURE_TIMEOUT } tp_failure_mode_t;
+
 /* creates the context and worker; nranks peers will be connected by tp_connect */
 ucoll_status_t tp_create(int rank, int nranks, int local_ranks, tp_yield_mode_t yield_mode,
                          tp_ctx_t **tp);
@@ -42,8 +50,12 @@ ucoll_status_t tp_create(int rank, int nranks, int local_ranks, tp_yield_mode_t 
 void tp_set_local_ranks(tp_ctx_t *tp, int local_ranks);
 /* the worker address to publish to the other ranks */
 ucoll_status_t tp_local_address(tp_ctx_t *tp, const void **addr, size_t *len);
-/* creates endpoints to every peer from their worker addresses (addrs[i], lens[i]) */
-ucoll_status_t tp_connect(tp_ctx_t *tp, const void *const *addrs, const size_t *lens);
+/* creates endpoints to every peer from their worker addresses (addrs[i], lens[i]);
+ * local_pid[i] is the process id of a peer on this host, 0 for one elsewhere */
+ucoll_status_t tp_connect(tp_ctx_t *tp, const void *const *addrs, const size_t *lens,
+                          const long *local_pid, tp_failure_mode_t mode);
+/* while waiting: every few ms, marks failed the on-host peers whose process is gone */
+void tp_check_liveness(tp_ctx_t *tp);
 /* closes endpoints (flushing them) and destroys worker and context; the caller makes sure
  * every rank has finished communicating first */
 void tp_destroy(tp_ctx_t *tp);
