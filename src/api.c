@@ -128,7 +128,9 @@ static ucoll_status_t init_common(bootstrap_t *bs, ucoll_comm_t **world)
     for (int i = 0; i < bs->size; i++)
         comm->world_rank[i] = i;
     ctx->world = comm;
-    ctx->next_comm_id = 1;
+    /* world is id 0; the finalize barrier's id is never handed out */
+    ctx->comm_ids_used[0] = 1;
+    ctx->comm_ids_used[FINALIZE_COMM_ID / 64] |= UINT64_C(1) << (FINALIZE_COMM_ID % 64);
     for (int c = 0; c < UCOLL_NCOLLS; c++) {
         const char *name = ctx->cfg.alg_env[c];
         if (name == NULL || *name == '\0')
@@ -292,38 +294,44 @@ UCOLL_EXPORT ucoll_status_t ucoll_comm_split(ucoll_comm_t *comm, int color, int 
         return UCOLL_ERR_INVALID_ARG;
     ucoll_ctx_t *ctx = comm->ctx;
     const int p = comm->size;
-    /* gather (color, key, next free comm id) of every rank: an allreduce-sum of zeros with
-     * each rank's own slot filled */
-    int64_t *all = calloc((size_t)p * 3, sizeof(*all));
+    /* gather (color, key) of every rank: an allreduce-sum of zeros with each rank's own slot
+     * filled, followed by the bitmaps of comm ids in use (or-ed) */
+    int64_t *all = calloc((size_t)p * 2 + COMM_ID_WORDS, sizeof(*all));
     split_entry_t *members = calloc((size_t)p, sizeof(*members));
     if (all == NULL || members == NULL) {
         free(all);
         free(members);
         return UCOLL_ERR_NO_MEMORY;
     }
-    all[3 * comm->rank] = color;
-    all[3 * comm->rank + 1] = key;
-    all[3 * comm->rank + 2] = ctx->next_comm_id;
-    ucoll_status_t st = ucoll_allreduce(comm, UCOLL_IN_PLACE, all, (size_t)p * 3, UCOLL_INT64,
+    all[2 * comm->rank] = color;
+    all[2 * comm->rank + 1] = key;
+    ucoll_status_t st = ucoll_allreduce(comm, UCOLL_IN_PLACE, all, (size_t)p * 2, UCOLL_INT64,
                                         UCOLL_OP_SUM);
+    uint64_t *used = (uint64_t *)all + 2 * p;
+    memcpy(used, ctx->comm_ids_used, sizeof(ctx->comm_ids_used));
+    if (st == UCOLL_OK)
+        st = ucoll_allreduce(comm, UCOLL_IN_PLACE, used, COMM_ID_WORDS, UCOLL_UINT64,
+                             UCOLL_OP_BOR);
     if (st != UCOLL_OK)
         goto out;
-    int64_t id = 0;
     int n = 0, my_new_rank = -1;
     for (int i = 0; i < p; i++) {
-        id = all[3 * i + 2] > id ? all[3 * i + 2] : id;
-        if (color >= 0 && all[3 * i] == color) {
+        if (color >= 0 && all[2 * i] == color) {
             members[n].color = color;
-            members[n].key = all[3 * i + 1];
+            members[n].key = all[2 * i + 1];
             members[n].rank = i;
             n++;
         }
     }
-    if (id >= FINALIZE_COMM_ID) {
-        st = UCOLL_ERR_NO_MEMORY; /* the tag has room for 4095 communicators per process */
+    /* the lowest id no member of comm uses: each new comm's members are a subset, and the
+     * comms of different colors are disjoint, so they may share it */
+    uint32_t id = 0;
+    while (id < UCOLL_MAX_COMMS && (used[id / 64] >> (id % 64) & 1))
+        id++;
+    if (id >= UCOLL_MAX_COMMS) {
+        st = UCOLL_ERR_NO_MEMORY; /* the tag has room for 4095 live communicators */
         goto out;
     }
-    ctx->next_comm_id = (uint32_t)id + 1;
     if (color < 0) {
         *newcomm = NULL;
         goto out;
@@ -332,11 +340,12 @@ UCOLL_EXPORT ucoll_status_t ucoll_comm_split(ucoll_comm_t *comm, int color, int 
     for (int i = 0; i < n; i++)
         if (members[i].rank == comm->rank)
             my_new_rank = i;
-    ucoll_comm_t *nc = comm_new(ctx, my_new_rank, n, (uint32_t)id);
+    ucoll_comm_t *nc = comm_new(ctx, my_new_rank, n, id);
     if (nc == NULL) {
         st = UCOLL_ERR_NO_MEMORY;
         goto out;
     }
+    ctx->comm_ids_used[id / 64] |= UINT64_C(1) << (id % 64);
     for (int i = 0; i < n; i++)
         nc->world_rank[i] = comm->world_rank[members[i].rank];
     memcpy(nc->alg, comm->alg, sizeof(nc->alg));
@@ -358,6 +367,7 @@ UCOLL_EXPORT ucoll_status_t ucoll_comm_free(ucoll_comm_t *comm)
     for (ucoll_request_t *r = comm->ctx->active; r != NULL; r = r->next_active)
         if (r->comm == comm)
             return UCOLL_ERR_STATE; /* collectives still running on it */
+    comm->ctx->comm_ids_used[comm->id / 64] &= ~(UINT64_C(1) << (comm->id % 64));
     comm_kill(comm); /* stays in the context's list, dead */
     return UCOLL_OK;
 }

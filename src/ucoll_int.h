@@ -26,6 +26,7 @@
 #define UCOLL_TAG_SEG_BITS 16
 #define UCOLL_MAX_COMMS (1 << UCOLL_TAG_COMM_BITS)
 #define UCOLL_MAX_SEGMENTS 65535
+#define COMM_ID_WORDS (UCOLL_MAX_COMMS / 64)
 
 static inline uint64_t ucoll_tag(uint32_t comm_id, uint32_t seq, uint32_t round, uint32_t seg)
 {
@@ -129,7 +130,7 @@ struct ucoll_ctx {
     ucoll_comm_t *world;
     ucoll_comm_t *comms;
     ucoll_request_t *active; /* started, incomplete requests (progressed by every call) */
-    uint32_t next_comm_id;
+    uint64_t comm_ids_used[COMM_ID_WORDS]; /* tag comm ids of this process's live comms */
     cost_params_t net; /* alpha and beta agreed by all ranks at init (gamma unused here) */
 };
 
