@@ -252,6 +252,26 @@ fi
 section "demo"
 run_job "demo: record_offsets np=4" 4 120 "" examples/record_offsets "$LOGDIR/records.txt"
 
+# ---------------------------------------------------------------- API tests (issue 6)
+# mp_api_test: every collective nonblocking and persistent, 64 concurrent collectives on two
+# communicators, splits (odd/even, reversed keys, ...), comm_free, request misuse; it asserts
+# the job size (--expect-size). oob_test: ucoll_init_oob through an allgather that the test
+# serves itself to the N ranks it forks (no launcher); the ranks assert the world size is N.
+section "API tests: nonblocking, persistent, split; ucoll_init_oob"
+API_NPS="2 3 5 8"
+[ "$quick" = 1 ] && API_NPS="2 3"
+run_job "mp_api_test np=1 (no launcher)" none 300 "" tests/mp/mp_api_test --expect-size 1
+for np in $API_NPS; do
+    run_job "mp_api_test np=$np" "$np" 600 "" tests/mp/mp_api_test --expect-size "$np"
+done
+if [ "$quick" = 0 ]; then
+    run_job "mp_api_test np=4 UCOLL_SEGMENT_SIZE=1000 UCX_RNDV_THRESH=0" 4 600 \
+        "UCOLL_SEGMENT_SIZE=1000 UCX_RNDV_THRESH=0" tests/mp/mp_api_test --expect-size 4
+fi
+for n in 1 3 4; do
+    run_job "oob_test ranks=$n (forked by the test)" none 180 "" tests/mp/oob_test --ranks "$n"
+done
+
 # ---------------------------------------------------------------- installed library
 section "installed library: a program built with pkg-config ucoll"
 DEST="$LOGDIR/destdir"
