@@ -636,13 +636,15 @@ static int snapshot_send(sim_t *S, int r, const sched_step_t *st)
     m->nruns = S->t1.n;
     if (rv_reserve(S, &S->arena, S->arena.n + S->t1.n) != 0)
         return -1;
-    memcpy(&S->arena.r[S->arena.n], S->t1.r, S->t1.n * sizeof(run_t));
+    if (S->t1.n > 0) /* the arena may still be NULL: no memcpy to NULL, even of 0 bytes */
+        memcpy(&S->arena.r[S->arena.n], S->t1.r, S->t1.n * sizeof(run_t));
     S->arena.n += S->t1.n;
     m->iv0 = S->iarena.n;
     m->niv = P->heard.n;
     if (iv_reserve(S, &S->iarena, S->iarena.n + P->heard.n) != 0)
         return -1;
-    memcpy(&S->iarena.v[S->iarena.n], P->heard.v, P->heard.n * sizeof(ival_t));
+    if (P->heard.n > 0)
+        memcpy(&S->iarena.v[S->iarena.n], P->heard.v, P->heard.n * sizeof(ival_t));
     S->iarena.n += P->heard.n;
     P->msg = S->nmsgs++;
     return 0;
