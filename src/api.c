@@ -12,6 +12,11 @@
 
 static ucoll_ctx_t *g_ctx; /* the one live context of this process */
 
+/* the communicator structs of finalized contexts: they stay allocated, dead, so that a later
+ * call with one is answered with UCOLL_ERR_STATE; this list keeps them reachable (memory kept
+ * on purpose, not leaked: LeakSanitizer and valgrind would report it as lost otherwise) */
+static ucoll_comm_t *g_dead_comms;
+
 /* the tag's comm id of ucoll_finalize's barrier; no communicator gets it */
 enum { FINALIZE_COMM_ID = UCOLL_MAX_COMMS - 1 };
 
@@ -226,13 +231,16 @@ UCOLL_EXPORT ucoll_status_t ucoll_finalize(ucoll_comm_t *world)
     coll_release_requests(ctx);
     /* after a failed barrier (a dead peer, a timeout) the fence would wait for the dead */
     ucoll_status_t fst = st == UCOLL_OK ? ctx->bs->fence(ctx->bs) : UCOLL_OK;
-    for (ucoll_comm_t *c = ctx->comms; c != NULL; c = c->next) {
+    for (ucoll_comm_t *c = ctx->comms, *next; c != NULL; c = next) {
+        next = c->next;
         comm_kill(c);
         c->ctx = NULL;
+        c->next = g_dead_comms;
+        g_dead_comms = c;
     }
+    ctx->comms = NULL;
     tp_destroy(ctx->tp);
     ctx->bs->finalize(ctx->bs);
-    /* comm structs stay allocated (dead) so that later calls are answered with ERR_STATE */
     free(ctx);
     g_ctx = NULL;
     return st != UCOLL_OK ? st : fst;
