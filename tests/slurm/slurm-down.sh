@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# tests/slurm/slurm-down.sh DIR: stops the cluster that tests/slurm/slurm-up.sh DIR started.
+# Cancels its jobs (the cluster is private to the tests, so every job in it is theirs), waits
+# up to 15 s for them to end, then stops slurmd, slurmctld and munged by the process ids
+# recorded in DIR/pids (TERM, and KILL after 10 s), each only if that pid still runs the
+# program recorded for it. Exits 0 when nothing of the cluster is left running.
+set -uo pipefail
+
+if [ $# != 1 ] || [ ! -d "$1" ]; then
+    echo "usage: tests/slurm/slurm-down.sh DIR" >&2
+    exit 2
+fi
+DIR=$(cd "$1" && pwd) || exit 2
+export SLURM_CONF="$DIR/slurm.conf"
+
+# the pid in DIR/pids/NAME.pid, if that process is still NAME
+live_pid() {
+    local f="$DIR/pids/$1.pid" pid
+    [ -f "$f" ] || return 1
+    pid=$(cat "$f")
+    [[ $pid =~ ^[0-9]+$ ]] || return 1
+    [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "$1" ] || return 1
+    echo "$pid"
+}
+
+if live_pid slurmctld >/dev/null && [ -f "$SLURM_CONF" ]; then
+    jobs=$(timeout 10 squeue -h -o %i 2>/dev/null | tr '\n' ' ')
+    if [ -n "${jobs// /}" ]; then
+        echo "slurm-down: cancelling jobs $jobs"
+        # shellcheck disable=SC2086  # a list of job ids
+        timeout 10 scancel $jobs 2>/dev/null
+        for _ in $(seq 1 75); do
+            [ -z "$(timeout 5 squeue -h -o %i 2>/dev/null)" ] && break
+            sleep 0.2
+        done
+    fi
+fi
+
+status=0
+for d in slurmd slurmctld munged; do
+    pid=$(live_pid "$d") || {
+        rm -f "$DIR/pids/$d.pid"
+        continue
+    }
+    kill -TERM "$pid" 2>/dev/null
+    for _ in $(seq 1 50); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.2
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+        echo "slurm-down: $d (pid $pid) still running 10 s after TERM; KILL"
+        kill -KILL "$pid" 2>/dev/null
+        sleep 0.5
+    fi
+    if live_pid "$d" >/dev/null; then
+        echo "slurm-down: error: $d (pid $pid) does not stop" >&2
+        status=1
+    else
+        echo "slurm-down: $d (pid $pid) stopped"
+        rm -f "$DIR/pids/$d.pid"
+    fi
+done
+exit "$status"
