@@ -16,11 +16,50 @@
  *   are used only for commutative ops; a non-commutative op is routed to an order-preserving
  *   algorithm whatever algorithm is selected.
  * - UCOLL_IN_PLACE as sendbuf: the input is taken from recvbuf (for reduce: at the root).
- * - Bad arguments (NULL buffers with count > 0, unknown dtype/op, bitwise or logical op on
- *   a floating type, root out of range, use before init or after finalize) return an error
- *   and leave every buffer unchanged; they never crash.
- * - A failed peer gives UCOLL_ERR_PEER_FAILED; UCOLL_TIMEOUT (seconds, environment; unset =
- *   wait forever) bounds every blocking call and ucoll_wait, giving UCOLL_ERR_TIMED_OUT.
+ *
+ * Errors. Every call reports through its status; the library never aborts or exits, and prints
+ * (to stderr) only when ucoll_init meets a bad UCOLL_* or UCX setting.
+ * - UCOLL_ERR_INVALID_ARG, found on the calling rank before anything is sent: NULL buffers
+ *   with count > 0 (a reduce's recvbuf may be NULL off the root), UCOLL_IN_PLACE without a
+ *   recvbuf, an unknown dtype or op (a freed user op included), a bitwise or logical op on
+ *   FLOAT32/FLOAT64, a root out of range, count * element size beyond SIZE_MAX, a NULL or
+ *   foreign comm or request, a NULL request pointer, an unknown algorithm name. The call does
+ *   nothing: no byte of any buffer and no *req is written, nothing is sent, and the same
+ *   communicator works afterwards. Because the check is local, a call that is bad on some
+ *   ranks only (a NULL recvbuf at the root alone) leaves the communicator out of step: its
+ *   later collectives may fail, time out or deliver wrong data.
+ * - UCOLL_ERR_STATE: use after ucoll_finalize or ucoll_comm_free, a second ucoll_init or
+ *   ucoll_finalize, ucoll_start of a nonblocking or still active request, ucoll_request_free
+ *   of an active one. Before ucoll_init there is no communicator: a NULL comm is INVALID_ARG.
+ * - Errors of a collective in flight; a nonblocking one reports them from ucoll_test or
+ *   ucoll_wait (its request still needs ucoll_request_free):
+ *   UCOLL_ERR_PEER_FAILED  a rank of the communicator is known to be dead or unreachable.
+ *       How (UCOLL_FAILURE_DETECTION): by default a rank on the same host is watched through
+ *       its process id while a wait lasts (a vanished or zombie process is seen within about
+ *       20 ms; shared memory stays in use), a rank on another host by UCX peer error handling
+ *       (connection reset: a fraction of a second; a silent host: UCX_KEEPALIVE_INTERVAL).
+ *       `ucx` uses UCX peer error handling for every rank (UCX 1.13 then talks TCP even on one
+ *       host), `timeout` none at all. A process that hangs is not noticed: only UCOLL_TIMEOUT
+ *       ends the wait.
+ *   UCOLL_ERR_TIMED_OUT  the collective did not complete within UCOLL_TIMEOUT seconds
+ *       (environment; unset = wait forever), counted from the blocking call, ucoll_i* or
+ *       ucoll_start. Without UCOLL_TIMEOUT, a rank that waits for a rank that gave up (after
+ *       TRUNCATED, or a TIMED_OUT of its own) or for one that hangs waits forever.
+ *   UCOLL_ERR_TRUNCATED  a message of another length than expected arrived: the ranks passed
+ *       different counts or dtypes. The rank that receives it reports it; ranks that depend
+ *       on that rank time out (UCOLL_TIMEOUT), and ranks that got all they needed return
+ *       UCOLL_OK. Nothing is ever written outside a buffer's count.
+ *   UCOLL_ERR_TRANSPORT, UCOLL_ERR_NO_MEMORY  any other UCX failure; memory.
+ *   After any of these, recvbuf holds undefined data within its count (sendbuf is never
+ *   written), and other ranks may see another error or success. After TIMED_OUT or TRUNCATED
+ *   every rank still made the call, so the communicator stays usable once every rank has left
+ *   the failed collective (a rank entering the next one more than UCOLL_TIMEOUT after the
+ *   others makes them time out there too). After PEER_FAILED no collective on a communicator
+ *   that contains the dead rank can complete; ucoll_finalize still returns promptly (with the
+ *   error) and releases everything, so every surviving rank should call it, then exit.
+ * - Launchers: Open MPI's mpirun ends the whole job when a rank dies by a signal unless run
+ *   with --enable-recovery; with it the survivors get PEER_FAILED and mpirun ends when they
+ *   have exited.
  */
 #ifndef UCOLL_H
 #define UCOLL_H
