@@ -136,6 +136,10 @@ summary="$out/summary-np$np.txt"
     echo "# load average before the runs: $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "# UCX $(ucx_info -v | sed -n 's/^# Version //p'), $(mpirun --version | head -n 1)," \
         "UCX_NET_DEVICES=$UCX_NET_DEVICES UCX_TLS=${UCX_TLS:-all}"
+    if git -C "$srcdir" rev-parse --git-dir >/dev/null 2>&1; then
+        echo "# ucoll source: commit $(git -C "$srcdir" log -1 --format=%h)$(git -C "$srcdir" \
+            diff --quiet HEAD -- src ucx_transport bootstrap include || echo ' + local changes')"
+    fi
 } >"$summary"
 
 # -- 1. ucx_perftest tag_lat: server in the background, client on 127.0.0.1

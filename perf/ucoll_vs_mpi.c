@@ -3,12 +3,13 @@
  * processes of one launch, with the ratio of their latencies. Uses include/ucoll.h and MPI
  * only.
  *
- * For every collective and size, iteration i runs "barrier, timed collective" once through
- * each library (their own barriers), MPI first on even i and ucoll first on odd i, so that a
- * change of machine load during the run hits both alike. An iteration's latency is the
- * maximum over ranks (gathered after the loop). The first iteration's results of the two
- * libraries are compared on every rank (inputs are small integers, so every dtype and op
- * gives exact results): a mismatch stops the run (exit 1) before its timings are printed.
+ * For every collective and size, iteration i runs "barrier, timed collective, barrier" once
+ * through each library (their own barriers; the second is untimed, see time_ucoll), MPI
+ * first on even i and ucoll first on odd i, so that a change of machine load during the run
+ * hits both alike. An iteration's latency is the maximum over ranks (gathered after the
+ * loop). The first iteration's results of the two libraries are compared on every rank
+ * (inputs are small integers, so every dtype and op gives exact results): a mismatch stops
+ * the run (exit 1) before its timings are printed.
  *
  * ucoll is initialised after MPI_Init with ucoll_init (PMIx; Open MPI's mpirun provides it);
  * -O bootstraps it instead with ucoll_init_oob over MPI_Allgather. ucoll's algorithm choice
@@ -106,7 +107,7 @@ typedef struct {
     unsigned dtype, op;
     int root;
     double percentile;
-    int in_place, csv, oob;
+    int in_place, csv, oob, no_drain;
     const char *label;
 } opts_t;
 
@@ -137,6 +138,7 @@ static void usage(FILE *f)
             "  -i           in place (MPI_IN_PLACE / UCOLL_IN_PLACE; not for bcast)\n"
             "  -l LABEL     first CSV column / table title (default \"mpi\")\n"
             "  -O           bootstrap ucoll with ucoll_init_oob over MPI_Allgather, not PMIx\n"
+            "  -D           no untimed barrier after each timed collective (see the source)\n"
             "  -v           CSV: label,collective,size,count,iterations,ucoll_p<R>_us,"
             "mpi_p<R>_us,ratio_p<R>,ucoll_avg_us,mpi_avg_us,ratio_avg,ucoll_min_us,mpi_min_us\n"
             "ucoll's algorithms: UCOLL_EXSCAN_ALG, UCOLL_SCAN_ALG, ... (default auto)\n",
@@ -215,7 +217,7 @@ static void parse_options(int argc, char **argv, opts_t *o)
     int have_e = 0, c;
 
     opterr = 0;
-    while ((c = getopt(argc, argv, ":c:b:e:f:n:w:d:o:r:R:il:Ovh")) != -1) {
+    while ((c = getopt(argc, argv, ":c:b:e:f:n:w:d:o:r:R:il:ODvh")) != -1) {
         switch (c) {
         case 'c':
             colls = optarg;
@@ -262,6 +264,9 @@ static void parse_options(int argc, char **argv, opts_t *o)
             break;
         case 'O':
             o->oob = 1;
+            break;
+        case 'D':
+            o->no_drain = 1;
             break;
         case 'v':
             o->csv = 1;
@@ -472,6 +477,11 @@ static double time_ucoll(run_t *r, int coll, size_t count)
     double t = now_us() - t0;
     if (st != UCOLL_OK)
         fail(r, coll_names[coll], ucoll_strerror(st));
+    /* untimed: a rank that has its result may still owe its peers protocol messages (UCX
+     * rendezvous acknowledgements) that only progress inside ucoll; without this barrier it
+     * could wait in MPI while a peer waits in ucoll for them (-D leaves it out) */
+    if (!r->o->no_drain && (st = ucoll_barrier(r->comm)) != UCOLL_OK)
+        fail(r, "ucoll_barrier", ucoll_strerror(st));
     return t;
 }
 
@@ -483,6 +493,8 @@ static double time_mpi(run_t *r, int coll, size_t count)
     double t = now_us() - t0;
     if (rc != MPI_SUCCESS)
         fail(r, coll_names[coll], "MPI error");
+    if (!r->o->no_drain)
+        MPI_Barrier(MPI_COMM_WORLD); /* the same untimed barrier as after ucoll's */
     return t;
 }
 
