@@ -1,0 +1,880 @@
+/*
+ * tests/mp/badinput_test.c: the bad-input matrix of ucoll's public API (include/ucoll.h), run
+ * on every rank of a job of at least 3 ranks, UCOLL_TIMEOUT (<= 30 s) set. Public API only.
+ *
+ * Argument errors (every rank makes the same bad call, so none waits for another): NULL
+ * buffers with count > 0, IN_PLACE without recvbuf, unknown dtype, unknown or freed op,
+ * bitwise and logical ops on float32/float64, root out of range, count * element size beyond
+ * SIZE_MAX, a NULL request pointer, NULL and garbage communicators, bad algorithm names; each
+ * collective in its blocking, nonblocking and persistent (*_init) form. Each must return
+ * UCOLL_ERR_INVALID_ARG, leave every byte of the send and receive buffers (and 64 guard bytes
+ * either side) and the request pointer as they were, and a correct collective afterwards must
+ * succeed with the right result ("usable after ...").
+ * Requests: a freed request, a pointer that never was a request, NULL (INVALID_ARG); starting
+ * a nonblocking or an active persistent request and freeing an active one (UCOLL_ERR_STATE).
+ * Root-only errors (reduce with a NULL recvbuf at the root) run on 1-rank communicators from
+ * ucoll_comm_split, where every member is the root.
+ *
+ * Mismatched counts (the one case where ranks disagree): a bcast where rank 1's count is
+ * smaller, then larger, than the root's; an allreduce where the last rank's count is smaller;
+ * a segmented bcast (several UCOLL_SEGMENT_SIZE pieces) where rank 1's count is smaller.
+ * Asserted, and why:
+ *   - the rank that receives a message of the wrong length gets UCOLL_ERR_TRUNCATED: in the
+ *     unsegmented bcasts that is rank 1, whose parent in every bcast tree is a rank with the
+ *     root's count, so rank 1 is checked by name; in the others the receiving rank depends on
+ *     the algorithm, so at least one rank must report UCOLL_ERR_TRUNCATED;
+ *   - the others may end with UCOLL_OK (a rank that got all it expected: the root of a bcast, a
+ *     subtree the mismatch does not feed), UCOLL_ERR_TRUNCATED, or UCOLL_ERR_TIMED_OUT (waiting
+ *     for a rank that gave up): nothing else, and a rank that returns UCOLL_OK holds the right
+ *     data for its count;
+ *   - every call returns within UCOLL_TIMEOUT + 5 s, no rank writes outside its buffer (guard
+ *     bytes), no send buffer changes, and the communicator is usable afterwards (every rank
+ *     called the collective, so the ranks stay in step), once every rank has left the failed
+ *     call (the test waits until UCOLL_TIMEOUT + 1 s after it started: a rank that enters a
+ *     collective UCOLL_TIMEOUT late makes the others time out there).
+ *   The statuses are exchanged with an allreduce, so every rank checks all of them.
+ *
+ * A late rank: one rank enters a bcast (as its root) or an allreduce UCOLL_TIMEOUT + 1 s after
+ * the others. The others must get UCOLL_ERR_TIMED_OUT within UCOLL_TIMEOUT + 5 s; once the
+ * late rank has come and gone, nothing it sent may land in any buffer of theirs (every byte
+ * of recvbuf stays as the call left it) and the next collectives must be right.
+ *
+ * After ucoll_finalize: every call with the finalized communicator gives UCOLL_ERR_STATE
+ * (collectives, nonblocking, persistent, split, free, set_algorithm, a second finalize), rank
+ * and size give -1, a request kept from before can no longer be started, tested or waited
+ * (UCOLL_ERR_STATE) and ucoll_request_free releases it (UCOLL_OK); a second ucoll_init gives
+ * UCOLL_ERR_STATE.
+ *
+ * Output: "FAIL rank R: <case>: <what>" for every failed check; rank 0 ends with
+ * "badinput np=N: C checks on rank 0, F failed over all ranks; verdict: PASS|FAIL" (F counted
+ * over all ranks before finalize, then rank 0's own after it). Exit status 0 only if this rank
+ * had no failure.
+ */
+#include <ucoll.h>
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define GUARD 64
+#define GUARD_BYTE 0xCA
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+static int g_rank = -1, g_size;
+static long n_checks, n_failed;
+static double g_timeout;
+
+static void fail(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fail(const char *name, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    printf("FAIL rank %d: %s: ", g_rank, name);
+    vprintf(fmt, ap);
+    printf("\n");
+    fflush(stdout);
+    va_end(ap);
+    n_failed++;
+}
+
+static const char *st_name(ucoll_status_t st)
+{
+    switch (st) {
+    case UCOLL_OK:
+        return "OK";
+    case UCOLL_INPROGRESS:
+        return "INPROGRESS";
+    case UCOLL_ERR_INVALID_ARG:
+        return "ERR_INVALID_ARG";
+    case UCOLL_ERR_NO_MEMORY:
+        return "ERR_NO_MEMORY";
+    case UCOLL_ERR_NOT_SUPPORTED:
+        return "ERR_NOT_SUPPORTED";
+    case UCOLL_ERR_BOOTSTRAP:
+        return "ERR_BOOTSTRAP";
+    case UCOLL_ERR_TRANSPORT:
+        return "ERR_TRANSPORT";
+    case UCOLL_ERR_PEER_FAILED:
+        return "ERR_PEER_FAILED";
+    case UCOLL_ERR_TIMED_OUT:
+        return "ERR_TIMED_OUT";
+    case UCOLL_ERR_TRUNCATED:
+        return "ERR_TRUNCATED";
+    case UCOLL_ERR_STATE:
+        return "ERR_STATE";
+    }
+    return "UNKNOWN";
+}
+
+static int expect(const char *name, ucoll_status_t got, ucoll_status_t want)
+{
+    n_checks++;
+    if (got == want)
+        return 1;
+    fail(name, "got %s (%d), expected %s (%d)", st_name(got), (int)got, st_name(want),
+         (int)want);
+    return 0;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---------------------------------------------------------------- guarded buffers */
+
+/* [GUARD bytes][payload][GUARD bytes] and a copy of all of it taken before a call */
+typedef struct {
+    unsigned char *mem, *snap;
+    size_t bytes;
+} gbuf_t;
+
+static void *xalloc(size_t n)
+{
+    void *p = aligned_alloc(64, (n + 63) / 64 * 64);
+    if (p == NULL) {
+        printf("FATAL rank %d: out of memory\n", g_rank);
+        exit(2);
+    }
+    return p;
+}
+
+static void gb_init(gbuf_t *b, size_t bytes, unsigned seed)
+{
+    b->bytes = bytes;
+    b->mem = xalloc(bytes + 2 * GUARD);
+    b->snap = xalloc(bytes + 2 * GUARD);
+    memset(b->mem, GUARD_BYTE, GUARD);
+    memset(b->mem + GUARD + bytes, GUARD_BYTE, GUARD);
+    for (size_t i = 0; i < bytes; i++)
+        b->mem[GUARD + i] = (unsigned char)(seed * 31u + i * 7u + 1u);
+    memcpy(b->snap, b->mem, bytes + 2 * GUARD);
+}
+
+static void *gb_ptr(const gbuf_t *b)
+{
+    return b->mem + GUARD;
+}
+
+static void gb_snapshot(gbuf_t *b)
+{
+    memcpy(b->snap, b->mem, b->bytes + 2 * GUARD);
+}
+
+/* every byte, guards included, as at the last snapshot */
+static int gb_check_unchanged(const gbuf_t *b, const char *name, const char *what)
+{
+    n_checks++;
+    for (size_t i = 0; i < b->bytes + 2 * GUARD; i++) {
+        if (b->mem[i] != b->snap[i]) {
+            long off = (long)i - GUARD;
+            fail(name, "%s changed at byte %ld (of %zu): 0x%02x, was 0x%02x", what, off,
+                 b->bytes, b->mem[i], b->snap[i]);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* only the guard bytes */
+static int gb_check_guards(const gbuf_t *b, const char *name, const char *what)
+{
+    n_checks++;
+    for (size_t i = 0; i < GUARD; i++) {
+        if (b->mem[i] != GUARD_BYTE || b->mem[GUARD + b->bytes + i] != GUARD_BYTE) {
+            fail(name, "%s: write outside the buffer (guard byte %zu %s it)", what, i,
+                 b->mem[i] != GUARD_BYTE ? "before" : "after");
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static void gb_free(gbuf_t *b)
+{
+    free(b->mem);
+    free(b->snap);
+    b->mem = b->snap = NULL;
+}
+
+/* ---------------------------------------------------------------- one call, any form */
+
+enum { F_BLOCKING, F_NONBLOCKING, F_PERSISTENT, NFORMS };
+static const char *const form_names[NFORMS] = {"blocking", "nonblocking", "persistent"};
+static const char *const coll_names[] = {"exscan", "scan", "reduce", "allreduce", "bcast",
+                                         "barrier"};
+
+static ucoll_status_t call(int form, ucoll_coll_t coll, ucoll_comm_t *c, const void *s, void *r,
+                           size_t n, ucoll_dtype_t dt, ucoll_op_t op, int root,
+                           ucoll_request_t **req)
+{
+    switch (coll) {
+    case UCOLL_COLL_EXSCAN:
+        return form == F_BLOCKING      ? ucoll_exscan(c, s, r, n, dt, op)
+               : form == F_NONBLOCKING ? ucoll_iexscan(c, s, r, n, dt, op, req)
+                                       : ucoll_exscan_init(c, s, r, n, dt, op, req);
+    case UCOLL_COLL_SCAN:
+        return form == F_BLOCKING      ? ucoll_scan(c, s, r, n, dt, op)
+               : form == F_NONBLOCKING ? ucoll_iscan(c, s, r, n, dt, op, req)
+                                       : ucoll_scan_init(c, s, r, n, dt, op, req);
+    case UCOLL_COLL_REDUCE:
+        return form == F_BLOCKING      ? ucoll_reduce(c, s, r, n, dt, op, root)
+               : form == F_NONBLOCKING ? ucoll_ireduce(c, s, r, n, dt, op, root, req)
+                                       : ucoll_reduce_init(c, s, r, n, dt, op, root, req);
+    case UCOLL_COLL_ALLREDUCE:
+        return form == F_BLOCKING      ? ucoll_allreduce(c, s, r, n, dt, op)
+               : form == F_NONBLOCKING ? ucoll_iallreduce(c, s, r, n, dt, op, req)
+                                       : ucoll_allreduce_init(c, s, r, n, dt, op, req);
+    case UCOLL_COLL_BCAST:
+        return form == F_BLOCKING      ? ucoll_bcast(c, r, n, dt, root)
+               : form == F_NONBLOCKING ? ucoll_ibcast(c, r, n, dt, root, req)
+                                       : ucoll_bcast_init(c, r, n, dt, root, req);
+    case UCOLL_COLL_BARRIER:
+        return form == F_BLOCKING ? ucoll_barrier(c) : ucoll_ibarrier(c, req);
+    }
+    return UCOLL_ERR_INVALID_ARG;
+}
+
+/* a request pointer's value before a call that must fail: it must stay so */
+#define REQ_SENTINEL ((ucoll_request_t *)(uintptr_t)0x5e47)
+
+/* Makes the call in the given form with guarded buffers of `bytes` (sendbuf and recvbuf may
+ * be replaced by NULL or UCOLL_IN_PLACE through the flags) and checks: status == want, both
+ * buffers unchanged, the request pointer unchanged. An unexpected success is completed and
+ * released so that the ranks stay in step. */
+enum { NULL_SEND = 1, NULL_RECV = 2, IN_PLACE = 4, NULL_REQ = 8 };
+static void bad_call(const char *what, int form, ucoll_coll_t coll, ucoll_comm_t *c, int flags,
+                     size_t count, size_t bytes, ucoll_dtype_t dt, ucoll_op_t op, int root,
+                     ucoll_status_t want)
+{
+    char name[256];
+    snprintf(name, sizeof(name), "%s %s: %s", coll_names[coll], form_names[form], what);
+    gbuf_t sb, rb;
+    gb_init(&sb, bytes, 1);
+    gb_init(&rb, bytes, 2);
+    const void *s = flags & NULL_SEND ? NULL : flags & IN_PLACE ? UCOLL_IN_PLACE : gb_ptr(&sb);
+    void *r = flags & NULL_RECV ? NULL : gb_ptr(&rb);
+    ucoll_request_t *req = REQ_SENTINEL;
+    ucoll_status_t st = call(form, coll, c, s, r, count, dt, op, root,
+                             flags & NULL_REQ ? NULL : &req);
+    if (!expect(name, st, want) && st == UCOLL_OK && form != F_BLOCKING && !(flags & NULL_REQ)) {
+        if (form == F_NONBLOCKING)
+            ucoll_wait(req);
+        ucoll_request_free(req);
+        req = REQ_SENTINEL;
+    }
+    gb_check_unchanged(&sb, name, "sendbuf");
+    gb_check_unchanged(&rb, name, "recvbuf");
+    n_checks++;
+    if (req != REQ_SENTINEL)
+        fail(name, "the request pointer was written although the call failed");
+    gb_free(&sb);
+    gb_free(&rb);
+}
+
+/* a correct allreduce (checked) and barrier on comm: the library is still usable */
+static void usable(ucoll_comm_t *c, const char *after)
+{
+    char name[256];
+    snprintf(name, sizeof(name), "usable after %s", after);
+    const int p = ucoll_comm_size(c), r = ucoll_comm_rank(c);
+    int64_t in[7], out[7];
+    for (int i = 0; i < 7; i++) {
+        in[i] = (int64_t)r * 1000 + i;
+        out[i] = -1;
+    }
+    if (!expect(name, ucoll_allreduce(c, in, out, 7, UCOLL_INT64, UCOLL_OP_SUM), UCOLL_OK))
+        return;
+    n_checks++;
+    for (int i = 0; i < 7; i++) {
+        int64_t want = (int64_t)1000 * p * (p - 1) / 2 + (int64_t)p * i;
+        if (out[i] != want) {
+            fail(name, "allreduce element %d = %lld, expected %lld", i, (long long)out[i],
+                 (long long)want);
+            break;
+        }
+    }
+    expect(name, ucoll_barrier(c), UCOLL_OK);
+}
+
+/* ---------------------------------------------------------------- the argument matrix */
+
+static void never_called(const void *in, void *inout, size_t n, ucoll_dtype_t dt, void *arg)
+{
+    (void)in, (void)inout, (void)n, (void)dt, (void)arg;
+    fail("freed user op", "its function was called");
+}
+
+static const ucoll_coll_t data_colls[] = {UCOLL_COLL_EXSCAN, UCOLL_COLL_SCAN, UCOLL_COLL_REDUCE,
+                                          UCOLL_COLL_ALLREDUCE, UCOLL_COLL_BCAST};
+static const ucoll_coll_t op_colls[] = {UCOLL_COLL_EXSCAN, UCOLL_COLL_SCAN, UCOLL_COLL_REDUCE,
+                                        UCOLL_COLL_ALLREDUCE};
+
+static void test_arguments(ucoll_comm_t *w)
+{
+    const int p = ucoll_comm_size(w);
+    char what[160];
+
+    for (int f = 0; f < NFORMS; f++) {
+        /* NULL buffers with count > 0 */
+        for (size_t i = 0; i < NELEM(op_colls); i++)
+            bad_call("NULL sendbuf, count 4", f, op_colls[i], w, NULL_SEND, 4, 16, UCOLL_INT32,
+                     UCOLL_OP_SUM, 0, UCOLL_ERR_INVALID_ARG);
+        const ucoll_coll_t every_rank_recv[] = {UCOLL_COLL_EXSCAN, UCOLL_COLL_SCAN,
+                                                UCOLL_COLL_ALLREDUCE, UCOLL_COLL_BCAST};
+        for (size_t i = 0; i < NELEM(every_rank_recv); i++)
+            bad_call("NULL recvbuf, count 4", f, every_rank_recv[i], w, NULL_RECV, 4, 16,
+                     UCOLL_INT32, UCOLL_OP_SUM, 0, UCOLL_ERR_INVALID_ARG);
+        for (size_t i = 0; i < NELEM(op_colls); i++)
+            bad_call("IN_PLACE with NULL recvbuf, count 4", f, op_colls[i], w,
+                     IN_PLACE | NULL_RECV, 4, 16, UCOLL_INT32, UCOLL_OP_SUM, 0,
+                     UCOLL_ERR_INVALID_ARG);
+        bad_call("NULL sendbuf and recvbuf, count 1", f, UCOLL_COLL_ALLREDUCE, w,
+                 NULL_SEND | NULL_RECV, 1, 8, UCOLL_INT64, UCOLL_OP_SUM, 0,
+                 UCOLL_ERR_INVALID_ARG);
+
+        /* unknown dtypes */
+        const int bad_dtypes[] = {10, 99, -1, INT_MAX};
+        for (size_t d = 0; d < NELEM(bad_dtypes); d++)
+            for (size_t i = 0; i < NELEM(data_colls); i++) {
+                snprintf(what, sizeof(what), "unknown dtype %d", bad_dtypes[d]);
+                bad_call(what, f, data_colls[i], w, 0, 4, 64, (ucoll_dtype_t)bad_dtypes[d],
+                         UCOLL_OP_SUM, 0, UCOLL_ERR_INVALID_ARG);
+            }
+
+        /* unknown ops: out of range, a user handle never created, a freed user op */
+        const int bad_ops[] = {10, -1, 999, 1000, 5000, INT_MIN};
+        for (size_t o = 0; o < NELEM(bad_ops); o++)
+            for (size_t i = 0; i < NELEM(op_colls); i++) {
+                snprintf(what, sizeof(what), "unknown op %d", bad_ops[o]);
+                bad_call(what, f, op_colls[i], w, 0, 4, 16, UCOLL_INT32, bad_ops[o], 0,
+                         UCOLL_ERR_INVALID_ARG);
+            }
+
+        /* bitwise and logical ops on floating types */
+        const ucoll_op_t int_only[] = {UCOLL_OP_BAND, UCOLL_OP_BOR, UCOLL_OP_BXOR,
+                                       UCOLL_OP_LAND, UCOLL_OP_LOR, UCOLL_OP_LXOR};
+        const ucoll_dtype_t floats[] = {UCOLL_FLOAT32, UCOLL_FLOAT64};
+        for (size_t o = 0; o < NELEM(int_only); o++)
+            for (size_t d = 0; d < NELEM(floats); d++)
+                for (size_t i = 0; i < NELEM(op_colls); i++) {
+                    snprintf(what, sizeof(what), "op %d on %s", int_only[o],
+                             floats[d] == UCOLL_FLOAT32 ? "float32" : "float64");
+                    bad_call(what, f, op_colls[i], w, 0, 4, 32, floats[d], int_only[o], 0,
+                             UCOLL_ERR_INVALID_ARG);
+                }
+
+        /* root out of range */
+        const int bad_roots[] = {-1, p, p + 1, INT_MAX, INT_MIN};
+        const ucoll_coll_t rooted[] = {UCOLL_COLL_REDUCE, UCOLL_COLL_BCAST};
+        for (size_t k = 0; k < NELEM(bad_roots); k++)
+            for (size_t i = 0; i < NELEM(rooted); i++) {
+                snprintf(what, sizeof(what), "root %d of %d ranks", bad_roots[k], p);
+                bad_call(what, f, rooted[i], w, 0, 4, 16, UCOLL_INT32, UCOLL_OP_SUM,
+                         bad_roots[k], UCOLL_ERR_INVALID_ARG);
+                snprintf(what, sizeof(what), "root %d of %d ranks, count 0", bad_roots[k], p);
+                bad_call(what, f, rooted[i], w, 0, 0, 16, UCOLL_INT32, UCOLL_OP_SUM,
+                         bad_roots[k], UCOLL_ERR_INVALID_ARG);
+            }
+
+        /* count * element size beyond SIZE_MAX (the buffers are small: never touched) */
+        const struct {
+            ucoll_dtype_t dt;
+            size_t count;
+        } huge[] = {{UCOLL_INT16, SIZE_MAX / 2 + 1}, {UCOLL_INT32, SIZE_MAX / 4 + 1},
+                    {UCOLL_FLOAT64, SIZE_MAX / 8 + 1}, {UCOLL_UINT64, SIZE_MAX},
+                    {UCOLL_INT32, SIZE_MAX / 2}};
+        for (size_t k = 0; k < NELEM(huge); k++)
+            for (size_t i = 0; i < NELEM(data_colls); i++) {
+                snprintf(what, sizeof(what), "count %zu of dtype %d (overflows size_t)",
+                         huge[k].count, (int)huge[k].dt);
+                bad_call(what, f, data_colls[i], w, 0, huge[k].count, 64, huge[k].dt,
+                         UCOLL_OP_SUM, 0, UCOLL_ERR_INVALID_ARG);
+            }
+
+        /* no communicator, or a pointer that is not one */
+        static uint64_t garbage[64];
+        for (size_t i = 0; i < NELEM(data_colls); i++) {
+            bad_call("NULL comm", f, data_colls[i], NULL, 0, 4, 16, UCOLL_INT32, UCOLL_OP_SUM, 0,
+                     UCOLL_ERR_INVALID_ARG);
+            bad_call("comm pointer to zeroed memory", f, data_colls[i],
+                     (ucoll_comm_t *)(void *)garbage, 0, 4, 16, UCOLL_INT32, UCOLL_OP_SUM, 0,
+                     UCOLL_ERR_INVALID_ARG);
+        }
+        if (f != F_PERSISTENT) {
+            bad_call("NULL comm", f, UCOLL_COLL_BARRIER, NULL, 0, 0, 0, UCOLL_INT32,
+                     UCOLL_OP_SUM, 0, UCOLL_ERR_INVALID_ARG);
+            bad_call("comm pointer to zeroed memory", f, UCOLL_COLL_BARRIER,
+                     (ucoll_comm_t *)(void *)garbage, 0, 0, 0, UCOLL_INT32, UCOLL_OP_SUM, 0,
+                     UCOLL_ERR_INVALID_ARG);
+        }
+
+        /* a NULL request pointer: nothing may be started */
+        if (f != F_BLOCKING) {
+            for (size_t i = 0; i < NELEM(data_colls); i++)
+                bad_call("NULL request pointer", f, data_colls[i], w, NULL_REQ, 4, 16,
+                         UCOLL_INT32, UCOLL_OP_SUM, 0, UCOLL_ERR_INVALID_ARG);
+            if (f == F_NONBLOCKING)
+                bad_call("NULL request pointer", f, UCOLL_COLL_BARRIER, w, NULL_REQ, 0, 0,
+                         UCOLL_INT32, UCOLL_OP_SUM, 0, UCOLL_ERR_INVALID_ARG);
+        }
+        snprintf(what, sizeof(what), "the %s argument errors", form_names[f]);
+        usable(w, what);
+    }
+
+    /* a freed user op */
+    {
+        const char *name = "freed user op";
+        ucoll_op_t op;
+        if (expect(name, ucoll_op_create(never_called, NULL, 1, &op), UCOLL_OK)) {
+            expect(name, ucoll_op_free(op), UCOLL_OK);
+            for (int f = 0; f < NFORMS; f++)
+                for (size_t i = 0; i < NELEM(op_colls); i++)
+                    bad_call("freed user op", f, op_colls[i], w, 0, 4, 16, UCOLL_INT32, op, 0,
+                             UCOLL_ERR_INVALID_ARG);
+            expect("ucoll_op_free twice", ucoll_op_free(op), UCOLL_ERR_INVALID_ARG);
+        }
+        expect("ucoll_op_free(UCOLL_OP_SUM)", ucoll_op_free(UCOLL_OP_SUM), UCOLL_ERR_INVALID_ARG);
+        expect("ucoll_op_create(NULL fn)", ucoll_op_create(NULL, NULL, 1, &op),
+               UCOLL_ERR_INVALID_ARG);
+        usable(w, "freed user op");
+    }
+
+    /* algorithm names */
+    {
+        const struct {
+            ucoll_coll_t coll;
+            const char *alg;
+        } bad[] = {{UCOLL_COLL_EXSCAN, "no-such-algorithm"}, {UCOLL_COLL_EXSCAN, ""},
+                   {UCOLL_COLL_EXSCAN, "doubling:0"},        {UCOLL_COLL_EXSCAN, "doubling:x"},
+                   {UCOLL_COLL_EXSCAN, "doubling:-2"},       {UCOLL_COLL_EXSCAN, "AUTO"},
+                   {UCOLL_COLL_SCAN, "roughly-halving"},     {UCOLL_COLL_REDUCE, "dissemination"},
+                   {UCOLL_COLL_ALLREDUCE, "binomial"},       {UCOLL_COLL_BCAST, "rhrd"},
+                   {UCOLL_COLL_BARRIER, "binomial"},         {UCOLL_COLL_BARRIER, "auto "}};
+        for (size_t i = 0; i < NELEM(bad); i++) {
+            snprintf(what, sizeof(what), "ucoll_set_algorithm(%s, \"%s\")",
+                     coll_names[bad[i].coll], bad[i].alg);
+            expect(what, ucoll_set_algorithm(w, bad[i].coll, bad[i].alg),
+                   UCOLL_ERR_INVALID_ARG);
+        }
+        expect("ucoll_set_algorithm(NULL name)", ucoll_set_algorithm(w, UCOLL_COLL_SCAN, NULL),
+               UCOLL_ERR_INVALID_ARG);
+        expect("ucoll_set_algorithm(collective 6)",
+               ucoll_set_algorithm(w, (ucoll_coll_t)6, "auto"), UCOLL_ERR_INVALID_ARG);
+        expect("ucoll_set_algorithm(collective -1)",
+               ucoll_set_algorithm(w, (ucoll_coll_t)-1, "auto"), UCOLL_ERR_INVALID_ARG);
+        expect("ucoll_set_algorithm(NULL comm)",
+               ucoll_set_algorithm(NULL, UCOLL_COLL_SCAN, "auto"), UCOLL_ERR_INVALID_ARG);
+        usable(w, "bad algorithm names");
+    }
+
+    /* communicator calls */
+    {
+        ucoll_comm_t *nc = (ucoll_comm_t *)(uintptr_t)0x1;
+        expect("ucoll_comm_split(NULL newcomm)", ucoll_comm_split(w, 0, 0, NULL),
+               UCOLL_ERR_INVALID_ARG);
+        expect("ucoll_comm_split(NULL comm)", ucoll_comm_split(NULL, 0, 0, &nc),
+               UCOLL_ERR_INVALID_ARG);
+        n_checks++;
+        if (nc != (ucoll_comm_t *)(uintptr_t)0x1)
+            fail("ucoll_comm_split(NULL comm)", "wrote *newcomm although it failed");
+        expect("ucoll_comm_free(world)", ucoll_comm_free(w), UCOLL_ERR_INVALID_ARG);
+        expect("ucoll_comm_free(NULL)", ucoll_comm_free(NULL), UCOLL_ERR_INVALID_ARG);
+        n_checks += 2;
+        if (ucoll_comm_rank(NULL) != -1 || ucoll_comm_size(NULL) != -1)
+            fail("ucoll_comm_rank/size(NULL)", "not -1");
+        if (ucoll_comm_rank(w) != g_rank || ucoll_comm_size(w) != g_size)
+            fail("ucoll_comm_rank/size(world)", "changed");
+        ucoll_comm_t *again = (ucoll_comm_t *)(uintptr_t)0x1;
+        expect("second ucoll_init", ucoll_init(&again), UCOLL_ERR_STATE);
+        expect("ucoll_init(NULL)", ucoll_init(NULL), UCOLL_ERR_INVALID_ARG);
+        usable(w, "communicator call errors");
+    }
+}
+
+/* reduce with a NULL recvbuf is an error only at the root: on 1-rank communicators every rank
+ * is the root, so every rank sees the error at once */
+static void test_root_only(ucoll_comm_t *w)
+{
+    ucoll_comm_t *self = NULL;
+    if (!expect("ucoll_comm_split(color = rank)", ucoll_comm_split(w, g_rank, 0, &self),
+                UCOLL_OK))
+        return;
+    n_checks++;
+    if (ucoll_comm_size(self) != 1 || ucoll_comm_rank(self) != 0) {
+        fail("ucoll_comm_split(color = rank)", "size %d rank %d, expected 1 and 0",
+             ucoll_comm_size(self), ucoll_comm_rank(self));
+        return;
+    }
+    for (int f = 0; f < NFORMS; f++) {
+        bad_call("1-rank comm: NULL recvbuf at the root", f, UCOLL_COLL_REDUCE, self, NULL_RECV,
+                 4, 16, UCOLL_INT32, UCOLL_OP_SUM, 0, UCOLL_ERR_INVALID_ARG);
+        bad_call("1-rank comm: root 1", f, UCOLL_COLL_REDUCE, self, 0, 4, 16, UCOLL_INT32,
+                 UCOLL_OP_SUM, 1, UCOLL_ERR_INVALID_ARG);
+        bad_call("1-rank comm: root 1", f, UCOLL_COLL_BCAST, self, 0, 4, 16, UCOLL_INT32,
+                 UCOLL_OP_SUM, 1, UCOLL_ERR_INVALID_ARG);
+    }
+    usable(self, "errors on a 1-rank communicator");
+    expect("ucoll_comm_free(1-rank comm)", ucoll_comm_free(self), UCOLL_OK);
+    expect("ucoll_comm_free twice", ucoll_comm_free(self), UCOLL_ERR_STATE);
+    expect("barrier on a freed comm", ucoll_barrier(self), UCOLL_ERR_STATE);
+
+    /* the valid counterpart on world: NULL recvbuf everywhere but at the root */
+    const char *name = "reduce with NULL recvbuf at non-roots";
+    int64_t in[3] = {g_rank, 2 * g_rank, 1}, out[3] = {-1, -1, -1};
+    const int root = g_size - 1;
+    if (expect(name,
+               ucoll_reduce(w, in, g_rank == root ? out : NULL, 3, UCOLL_INT64, UCOLL_OP_SUM,
+                            root),
+               UCOLL_OK) &&
+        g_rank == root) {
+        int64_t s = (int64_t)g_size * (g_size - 1) / 2;
+        n_checks++;
+        if (out[0] != s || out[1] != 2 * s || out[2] != g_size)
+            fail(name, "result %lld %lld %lld, expected %lld %lld %d", (long long)out[0],
+                 (long long)out[1], (long long)out[2], (long long)s, (long long)(2 * s),
+                 g_size);
+    }
+    usable(w, "the 1-rank communicator tests");
+}
+
+/* ---------------------------------------------------------------- requests */
+
+static void test_requests(ucoll_comm_t *w)
+{
+    ucoll_request_t *req = NULL, *stale;
+    int32_t in[4] = {1, 2, 3, 4}, out[4];
+    int not_a_request[64] = {0};
+
+    /* a freed nonblocking request */
+    if (expect("ibarrier", ucoll_ibarrier(w, &req), UCOLL_OK)) {
+        expect("wait ibarrier", ucoll_wait(req), UCOLL_OK);
+        expect("ucoll_start on a nonblocking request", ucoll_start(req), UCOLL_ERR_STATE);
+        expect("free ibarrier", ucoll_request_free(req), UCOLL_OK);
+        stale = req; /* checked before any other request can take its address */
+        expect("ucoll_test on a freed request", ucoll_test(stale), UCOLL_ERR_INVALID_ARG);
+        expect("ucoll_wait on a freed request", ucoll_wait(stale), UCOLL_ERR_INVALID_ARG);
+        expect("ucoll_start on a freed request", ucoll_start(stale), UCOLL_ERR_INVALID_ARG);
+        expect("ucoll_request_free twice", ucoll_request_free(stale), UCOLL_ERR_INVALID_ARG);
+    }
+    /* a freed persistent request */
+    if (expect("allreduce_init", ucoll_allreduce_init(w, in, out, 4, UCOLL_INT32, UCOLL_OP_SUM,
+                                                      &req),
+               UCOLL_OK)) {
+        expect("start", ucoll_start(req), UCOLL_OK);
+        expect("ucoll_start on an active persistent request", ucoll_start(req),
+               UCOLL_ERR_STATE);
+        if (expect("ucoll_request_free on an active request", ucoll_request_free(req),
+                   UCOLL_ERR_STATE)) {
+            expect("wait", ucoll_wait(req), UCOLL_OK);
+            n_checks++;
+            for (int i = 0; i < 4; i++)
+                if (out[i] != (i + 1) * g_size) {
+                    fail("persistent allreduce", "element %d = %d, expected %d", i, out[i],
+                         (i + 1) * g_size);
+                    break;
+                }
+            expect("free persistent", ucoll_request_free(req), UCOLL_OK);
+            stale = req;
+            expect("ucoll_start on a freed persistent request", ucoll_start(stale),
+                   UCOLL_ERR_INVALID_ARG);
+            expect("ucoll_test on a freed persistent request", ucoll_test(stale),
+                   UCOLL_ERR_INVALID_ARG);
+        }
+    }
+    ucoll_request_t *fake = (ucoll_request_t *)(void *)not_a_request;
+    expect("ucoll_test on a pointer that never was a request", ucoll_test(fake),
+           UCOLL_ERR_INVALID_ARG);
+    expect("ucoll_wait on a pointer that never was a request", ucoll_wait(fake),
+           UCOLL_ERR_INVALID_ARG);
+    expect("ucoll_start on a pointer that never was a request", ucoll_start(fake),
+           UCOLL_ERR_INVALID_ARG);
+    expect("ucoll_request_free on a pointer that never was a request", ucoll_request_free(fake),
+           UCOLL_ERR_INVALID_ARG);
+    expect("ucoll_test(NULL)", ucoll_test(NULL), UCOLL_ERR_INVALID_ARG);
+    expect("ucoll_wait(NULL)", ucoll_wait(NULL), UCOLL_ERR_INVALID_ARG);
+    expect("ucoll_start(NULL)", ucoll_start(NULL), UCOLL_ERR_INVALID_ARG);
+    expect("ucoll_request_free(NULL)", ucoll_request_free(NULL), UCOLL_ERR_INVALID_ARG);
+    n_checks++;
+    for (size_t i = 0; i < NELEM(not_a_request); i++)
+        if (not_a_request[i] != 0) {
+            fail("calls on a pointer that never was a request", "wrote into it");
+            break;
+        }
+    usable(w, "request errors");
+}
+
+/* ---------------------------------------------------------------- mismatched counts */
+
+static void fill_i32(int32_t *p, size_t n, int salt)
+{
+    for (size_t i = 0; i < n; i++)
+        p[i] = (int32_t)(i * 2654435761u) ^ salt;
+}
+
+/* One mismatched collective: coll with count my_count on this rank (root 0 for bcast).
+ * `detector`: the rank that must get ERR_TRUNCATED (-1: any one rank must). */
+static void mismatch(ucoll_comm_t *w, const char *what, ucoll_coll_t coll, size_t my_count,
+                     size_t root_count, int detector)
+{
+    char name[256];
+    snprintf(name, sizeof(name), "mismatched counts: %s", what);
+    gbuf_t sb, rb;
+    gb_init(&sb, my_count * 4, 3);
+    gb_init(&rb, my_count * 4, 4);
+    fill_i32(gb_ptr(&sb), my_count, 7);
+    if (coll == UCOLL_COLL_BCAST && g_rank == 0)
+        fill_i32(gb_ptr(&rb), my_count, 11);
+    gb_snapshot(&sb);
+    gb_snapshot(&rb);
+    double t0 = now();
+    ucoll_status_t st = coll == UCOLL_COLL_BCAST
+                            ? ucoll_bcast(w, gb_ptr(&rb), my_count, UCOLL_INT32, 0)
+                            : ucoll_allreduce(w, gb_ptr(&sb), gb_ptr(&rb), my_count,
+                                              UCOLL_INT32, UCOLL_OP_BXOR);
+    double took = now() - t0;
+
+    n_checks++;
+    if (took > g_timeout + 5)
+        fail(name, "the call took %.1f s, more than UCOLL_TIMEOUT + 5 s", took);
+    gb_check_guards(&rb, name, "recvbuf");
+    gb_check_unchanged(&sb, name, "sendbuf");
+    if (coll == UCOLL_COLL_BCAST && g_rank == 0)
+        gb_check_unchanged(&rb, name, "the root's buffer");
+    n_checks++;
+    if (st != UCOLL_OK && st != UCOLL_ERR_TRUNCATED && st != UCOLL_ERR_TIMED_OUT)
+        fail(name, "got %s, expected ERR_TRUNCATED, ERR_TIMED_OUT or OK", st_name(st));
+    if (st == UCOLL_OK && coll == UCOLL_COLL_BCAST && g_rank != 0) {
+        /* a rank that returns OK got the root's data for its count */
+        int32_t *want = xalloc(my_count * 4 + 4);
+        fill_i32(want, my_count, 11);
+        n_checks++;
+        if (my_count > root_count || memcmp(want, gb_ptr(&rb), my_count * 4) != 0)
+            fail(name, "returned OK with data that is not the root's");
+        free(want);
+    }
+    if (st == UCOLL_OK && coll == UCOLL_COLL_ALLREDUCE)
+        fail(name, "an allreduce with mismatched counts returned OK");
+
+    /* Ranks leave at different times (a rank waiting for one that gave up leaves at its
+     * deadline), and a rank that enters the next collective UCOLL_TIMEOUT late makes the
+     * others time out there too. Every rank started this call within moments of the others
+     * (after the barrier of usable()), so all have left it by t0 + UCOLL_TIMEOUT + 1 s. */
+    double resume = t0 + g_timeout + 1.0, left;
+    while ((left = resume - now()) > 0) {
+        struct timespec ts = {(time_t)left, (long)((left - (double)(time_t)left) * 1e9)};
+        nanosleep(&ts, NULL);
+    }
+
+    /* every rank's status, to every rank (the communicator must be usable again) */
+    int32_t *all = calloc((size_t)g_size, sizeof(*all)), *mine = calloc((size_t)g_size, 4);
+    mine[g_rank] = (int32_t)st - 100; /* nonzero even for OK */
+    if (expect("allreduce of the statuses", ucoll_allreduce(w, mine, all, (size_t)g_size,
+                                                            UCOLL_INT32, UCOLL_OP_SUM),
+               UCOLL_OK)) {
+        int truncated = 0;
+        char list[512] = "";
+        size_t len = 0;
+        for (int r = 0; r < g_size; r++) {
+            ucoll_status_t s = (ucoll_status_t)(all[r] + 100);
+            truncated += s == UCOLL_ERR_TRUNCATED;
+            len += (size_t)snprintf(list + len, sizeof(list) - len < 1 ? 1 : sizeof(list) - len,
+                                    " %d:%s", r, st_name(s));
+            if (len >= sizeof(list))
+                len = sizeof(list) - 1;
+        }
+        n_checks++;
+        if (detector >= 0 && (ucoll_status_t)(all[detector] + 100) != UCOLL_ERR_TRUNCATED) {
+            if (g_rank == detector)
+                fail(name, "rank %d got %s, expected ERR_TRUNCATED (statuses:%s)", detector,
+                     st_name((ucoll_status_t)(all[detector] + 100)), list);
+        } else if (detector < 0 && truncated == 0 && g_rank == 0) {
+            fail(name, "no rank reported ERR_TRUNCATED (statuses:%s)", list);
+        }
+        if (g_rank == 0)
+            printf("      %s: statuses%s\n", name, list);
+    }
+    free(all);
+    free(mine);
+    gb_free(&sb);
+    gb_free(&rb);
+    usable(w, name);
+}
+
+static void test_mismatch(ucoll_comm_t *w)
+{
+    const size_t n = 16;
+    mismatch(w, "bcast, rank 1's count 8 < the root's 16", UCOLL_COLL_BCAST,
+             g_rank == 1 ? n / 2 : n, n, 1);
+    mismatch(w, "bcast, rank 1's count 24 > the root's 16", UCOLL_COLL_BCAST,
+             g_rank == 1 ? n + n / 2 : n, n, 1);
+    mismatch(w, "allreduce, last rank's count 4 < the others' 8", UCOLL_COLL_ALLREDUCE,
+             g_rank == g_size - 1 ? 4 : 8, 8, -1);
+    /* several segments of UCOLL_SEGMENT_SIZE (64 KiB by default): 320 KiB at the root,
+     * 192 KiB at rank 1 */
+    const size_t big = 80 * 1024;
+    mismatch(w, "segmented bcast, rank 1's count 48 Ki < the root's 80 Ki", UCOLL_COLL_BCAST,
+             g_rank == 1 ? big * 3 / 5 : big, big, -1);
+}
+
+/* ---------------------------------------------------------------- a late rank */
+
+static void sleep_until(double t)
+{
+    double left;
+    while ((left = t - now()) > 0) {
+        struct timespec ts = {(time_t)left, (long)((left - (double)(time_t)left) * 1e9)};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* One rank (`late`) enters the collective UCOLL_TIMEOUT + 1 s after the others, which time out.
+ * When it comes, its messages of that collective must go nowhere: a rank's buffers stay as
+ * they were when its call returned, and the next collectives (which reuse the library's
+ * scratch memory) give the right results. The late rank itself may complete (it may have got
+ * all it needed before the others gave up) or time out. */
+static void late_rank(ucoll_comm_t *w, const char *what, ucoll_coll_t coll, size_t count,
+                      int late)
+{
+    char name[256];
+    snprintf(name, sizeof(name), "a late rank: %s", what);
+    gbuf_t sb, rb;
+    gb_init(&sb, count * 4, 5);
+    gb_init(&rb, count * 4, 6);
+    fill_i32(gb_ptr(&sb), count, 13);
+    if (coll == UCOLL_COLL_BCAST && g_rank == late)
+        fill_i32(gb_ptr(&rb), count, 17);
+    gb_snapshot(&sb);
+    gb_snapshot(&rb);
+    const double t0 = now();
+    if (g_rank == late)
+        sleep_until(t0 + g_timeout + 1.0);
+    ucoll_status_t st = coll == UCOLL_COLL_BCAST
+                            ? ucoll_bcast(w, gb_ptr(&rb), count, UCOLL_INT32, late)
+                            : ucoll_allreduce(w, gb_ptr(&sb), gb_ptr(&rb), count, UCOLL_INT32,
+                                              UCOLL_OP_BXOR);
+    const double took = now() - t0;
+    n_checks++;
+    if (g_rank != late) {
+        expect(name, st, UCOLL_ERR_TIMED_OUT);
+        if (took > g_timeout + 5)
+            fail(name, "the call took %.1f s, more than UCOLL_TIMEOUT + 5 s", took);
+    } else if (st != UCOLL_OK && st != UCOLL_ERR_TIMED_OUT) {
+        fail(name, "the late rank got %s, expected OK or ERR_TIMED_OUT", st_name(st));
+    }
+    gb_snapshot(&rb); /* as the call left it */
+    /* the late rank has left by t0 + 2 UCOLL_TIMEOUT + 1 s; then progress (usable()) delivers
+     * whatever it sent */
+    sleep_until(t0 + 2 * g_timeout + 2.0);
+    usable(w, name);
+    gb_check_unchanged(&rb, name, "recvbuf after the call returned");
+    gb_check_unchanged(&sb, name, "sendbuf");
+    gb_free(&sb);
+    gb_free(&rb);
+}
+
+static void test_late(ucoll_comm_t *w)
+{
+    late_rank(w, "bcast of 64 int32 from a root that comes late", UCOLL_COLL_BCAST, 64, 0);
+    late_rank(w, "bcast of 40 Ki int32 (several segments) from a root that comes late",
+              UCOLL_COLL_BCAST, 40 * 1024, 0);
+    late_rank(w, "allreduce of 1 Ki int32 with the last rank late", UCOLL_COLL_ALLREDUCE, 1024,
+              g_size - 1);
+}
+
+/* ---------------------------------------------------------------- after finalize */
+
+static void test_after_finalize(ucoll_comm_t *w, ucoll_request_t *kept)
+{
+    for (int f = 0; f < NFORMS; f++) {
+        for (size_t i = 0; i < NELEM(data_colls); i++)
+            bad_call("after ucoll_finalize", f, data_colls[i], w, 0, 4, 16, UCOLL_INT32,
+                     UCOLL_OP_SUM, 0, UCOLL_ERR_STATE);
+        if (f != F_PERSISTENT)
+            bad_call("after ucoll_finalize", f, UCOLL_COLL_BARRIER, w, 0, 0, 0, UCOLL_INT32,
+                     UCOLL_OP_SUM, 0, UCOLL_ERR_STATE);
+    }
+    ucoll_comm_t *nc = NULL;
+    expect("ucoll_comm_split after ucoll_finalize", ucoll_comm_split(w, 0, 0, &nc),
+           UCOLL_ERR_STATE);
+    expect("ucoll_comm_free after ucoll_finalize", ucoll_comm_free(w), UCOLL_ERR_STATE);
+    expect("ucoll_set_algorithm after ucoll_finalize",
+           ucoll_set_algorithm(w, UCOLL_COLL_SCAN, "auto"), UCOLL_ERR_STATE);
+    n_checks += 2;
+    if (ucoll_comm_rank(w) != -1)
+        fail("ucoll_comm_rank after ucoll_finalize", "%d, expected -1", ucoll_comm_rank(w));
+    if (ucoll_comm_size(w) != -1)
+        fail("ucoll_comm_size after ucoll_finalize", "%d, expected -1", ucoll_comm_size(w));
+    if (kept != NULL) {
+        expect("ucoll_start on a request from before ucoll_finalize", ucoll_start(kept),
+               UCOLL_ERR_STATE);
+        expect("ucoll_test on a request from before ucoll_finalize", ucoll_test(kept),
+               UCOLL_ERR_STATE);
+        expect("ucoll_wait on a request from before ucoll_finalize", ucoll_wait(kept),
+               UCOLL_ERR_STATE);
+        expect("ucoll_request_free on a request from before ucoll_finalize",
+               ucoll_request_free(kept), UCOLL_OK);
+    }
+    expect("ucoll_finalize twice", ucoll_finalize(w), UCOLL_ERR_STATE);
+    ucoll_comm_t *again = NULL;
+    expect("ucoll_init after ucoll_finalize", ucoll_init(&again), UCOLL_ERR_STATE);
+}
+
+int main(void)
+{
+    const char *t = getenv("UCOLL_TIMEOUT");
+    g_timeout = t != NULL ? atof(t) : 0;
+    if (g_timeout <= 0 || g_timeout > 30) {
+        printf("FATAL badinput_test: set UCOLL_TIMEOUT to 1..30 s (the mismatched counts make "
+               "some ranks wait for ranks that gave up)\n");
+        return 2;
+    }
+    /* before init */
+    expect("barrier(NULL) before ucoll_init", ucoll_barrier(NULL), UCOLL_ERR_INVALID_ARG);
+    expect("ucoll_finalize(NULL) before ucoll_init", ucoll_finalize(NULL),
+           UCOLL_ERR_INVALID_ARG);
+
+    ucoll_comm_t *w;
+    ucoll_status_t st = ucoll_init(&w);
+    if (st != UCOLL_OK) {
+        printf("FATAL badinput_test: ucoll_init: %s\n", ucoll_strerror(st));
+        return 2;
+    }
+    g_rank = ucoll_comm_rank(w);
+    g_size = ucoll_comm_size(w);
+    if (g_size < 3) {
+        printf("FATAL badinput_test: needs at least 3 ranks, got %d\n", g_size);
+        return 2;
+    }
+    test_arguments(w);
+    test_root_only(w);
+    test_requests(w);
+    test_mismatch(w);
+    test_late(w);
+
+    /* a persistent request kept across ucoll_finalize */
+    int32_t in = 1, out = 0;
+    ucoll_request_t *kept = NULL;
+    expect("allreduce_init kept across finalize",
+           ucoll_allreduce_init(w, &in, &out, 1, UCOLL_INT32, UCOLL_OP_SUM, &kept), UCOLL_OK);
+
+    /* every rank's failures, while the library still works */
+    int64_t f = n_failed, total = -1;
+    if (!expect("allreduce of the failure counts",
+                ucoll_allreduce(w, &f, &total, 1, UCOLL_INT64, UCOLL_OP_SUM), UCOLL_OK))
+        total = n_failed;
+    const long before = n_failed;
+    expect("ucoll_finalize", ucoll_finalize(w), UCOLL_OK);
+    test_after_finalize(w, kept);
+    total += n_failed - before;
+    if (g_rank == 0)
+        printf("badinput np=%d: %ld checks on rank 0, %lld failed over all ranks; verdict: %s\n",
+               g_size, n_checks, (long long)total, total == 0 ? "PASS" : "FAIL");
+    return n_failed == 0 ? 0 : 1;
+}

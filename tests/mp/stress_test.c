@@ -1,0 +1,1042 @@
+/*
+ * tests/mp/stress_test.c: a long random mix of collectives, every result checked, and no
+ * growth of memory. Public API only; one ucoll_init per process.
+ *
+ * Every rank draws the same sequence from a shared seed: on the world communicator or on a
+ * split half of it (color rank % 2, keys reversed), a collective of every kind (exscan, scan,
+ * reduce, allreduce, bcast, barrier) with a random (dtype, op) pair of 17 (all 10 dtypes, all
+ * 10 predefined ops, a commutative and a non-commutative user op), a size from 0 B to 1 MiB
+ * (log-uniform, skewed to small), a random root, sometimes UCOLL_IN_PLACE, and, before about
+ * a third of the calls, a random algorithm for that collective set with ucoll_set_algorithm
+ * (the names come from --alg-list, which tests/run-tests.sh fills from `ucoll_info -a`). Calls
+ * are blocking, or batches of 2-4 that mix nonblocking and blocking calls (the nonblocking
+ * ones waited for in a rank-dependent order, some polled with ucoll_test first), or starts of
+ * persistent requests (up to 3 alive, recreated now and then).
+ *
+ * Checked for every call: the status, the result against a reference computed here (inputs
+ * are hashes of (call, rank, index); integer and float results are exact), the receive buffer
+ * untouched where the collective must not write (exscan at rank 0, reduce off the root) and 64
+ * guard bytes either side of every buffer, and the send buffer unchanged.
+ *
+ * Memory: the library keeps what it allocates for reuse (scratch chunks per size class,
+ * schedules, UCX's memory pools), so its footprint grows until every size class has been used
+ * at the highest concurrency the mix reaches. The warm-up gets there: a sweep (every algorithm
+ * of every collective on both communicators at sizes 0 B .. 1 MiB, blocking and nonblocking;
+ * then per collective 3 live persistent requests, a blocking call on each communicator and 4
+ * nonblocking calls at once, all of 1 MiB, and again of 512 KiB) and --warmup-ops (2000)
+ * random calls like the main run's. The resident set size (from /proc/self/statm) after the
+ * --ops (10000) calls of the main run must then be within --rss-tolerance (10 %) of the one
+ * after the warm-up, on every rank. With glibc, the test fixes malloc's mmap and trim
+ * thresholds (128 KiB) so that memory freed by anyone goes back to the system instead of
+ * staying resident at glibc's discretion.
+ *
+ * Usage: stress_test [--ops N] [--warmup-ops N] [--seed S] [--max-bytes B]
+ *                    [--rss-tolerance F] [--expect-size N] [--alg-list COLL=A,B,...]...
+ * Rank 0 prints progress every 1000 calls and ends with
+ * "stress np=N: ... verdict: PASS|FAIL"; exit status 0 only if every check passed on every
+ * rank. Failures print "FAIL rank R: call #K (...): what".
+ */
+#include <ucoll.h>
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#ifdef __GLIBC__ /* defined by any glibc header above */
+#include <malloc.h>
+#endif
+
+#define GUARD 64
+#define GUARD_BYTE 0xA5
+#define FILL_BYTE 0x3C
+#define MAX_BATCH 4
+#define MAX_PERSISTENT 3
+#define MAX_ALGS 32
+#define NCOLL 6
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+static int g_rank = -1;
+static long n_failed, n_verified;
+
+static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void fail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (n_failed < 40) {
+        printf("FAIL rank %d: ", g_rank);
+        vprintf(fmt, ap);
+        printf("\n");
+        fflush(stdout);
+    }
+    va_end(ap);
+    n_failed++;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static long rss_kib(void)
+{
+    long pages_total = 0, pages_resident = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f == NULL)
+        return -1;
+    if (fscanf(f, "%ld %ld", &pages_total, &pages_resident) != 2)
+        pages_resident = -1;
+    fclose(f);
+    return pages_resident < 0 ? -1 : pages_resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+static uint64_t mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+/* the shared random stream: every rank draws the same numbers in the same order */
+static uint64_t rng_state;
+static uint64_t rnd(uint64_t n)
+{
+    rng_state = mix64(rng_state);
+    return n ? rng_state % n : 0;
+}
+
+/* ---------------------------------------------------------------- (dtype, op) pairs */
+
+typedef enum {
+    K_I64_SUM, K_I32_SUM, K_U8_SUM, K_I16_MAX, K_F64_SUM, K_F32_MIN, K_U32_BXOR, K_U16_BOR,
+    K_U64_BAND, K_U64_PROD, K_I8_LAND, K_I8_LOR, K_U8_LXOR, K_F64_MAX, K_I32_MIN, K_U64_AFFINE,
+    K_U32_USERSUM, NKINDS
+} kind_t;
+
+typedef struct {
+    const char *name;
+    ucoll_dtype_t dtype;
+    ucoll_op_t op; /* user ops: filled in at start */
+    size_t esize;
+    int is_float;
+} kind_info_t;
+
+static kind_info_t kinds[NKINDS] = {
+    [K_I64_SUM] = {"int64-sum", UCOLL_INT64, UCOLL_OP_SUM, 8, 0},
+    [K_I32_SUM] = {"int32-sum", UCOLL_INT32, UCOLL_OP_SUM, 4, 0},
+    [K_U8_SUM] = {"uint8-sum", UCOLL_UINT8, UCOLL_OP_SUM, 1, 0},
+    [K_I16_MAX] = {"int16-max", UCOLL_INT16, UCOLL_OP_MAX, 2, 0},
+    [K_F64_SUM] = {"float64-sum", UCOLL_FLOAT64, UCOLL_OP_SUM, 8, 1},
+    [K_F32_MIN] = {"float32-min", UCOLL_FLOAT32, UCOLL_OP_MIN, 4, 1},
+    [K_U32_BXOR] = {"uint32-bxor", UCOLL_UINT32, UCOLL_OP_BXOR, 4, 0},
+    [K_U16_BOR] = {"uint16-bor", UCOLL_UINT16, UCOLL_OP_BOR, 2, 0},
+    [K_U64_BAND] = {"uint64-band", UCOLL_UINT64, UCOLL_OP_BAND, 8, 0},
+    [K_U64_PROD] = {"uint64-prod", UCOLL_UINT64, UCOLL_OP_PROD, 8, 0},
+    [K_I8_LAND] = {"int8-land", UCOLL_INT8, UCOLL_OP_LAND, 1, 0},
+    [K_I8_LOR] = {"int8-lor", UCOLL_INT8, UCOLL_OP_LOR, 1, 0},
+    [K_U8_LXOR] = {"uint8-lxor", UCOLL_UINT8, UCOLL_OP_LXOR, 1, 0},
+    [K_F64_MAX] = {"float64-max", UCOLL_FLOAT64, UCOLL_OP_MAX, 8, 1},
+    [K_I32_MIN] = {"int32-min", UCOLL_INT32, UCOLL_OP_MIN, 4, 0},
+    [K_U64_AFFINE] = {"uint64-user-affine", UCOLL_UINT64, -1, 8, 0},
+    [K_U32_USERSUM] = {"uint32-user-sum", UCOLL_UINT32, -1, 4, 0},
+};
+
+/* user op 1, not commutative: (a1, b1) then (a2, b2) is x -> a2 (a1 x + b1) + b2 (mod 2^32),
+ * a in the low half of the uint64, b in the high half */
+static uint64_t affine_then(uint64_t first, uint64_t second)
+{
+    uint32_t a1 = (uint32_t)first, b1 = (uint32_t)(first >> 32);
+    uint32_t a2 = (uint32_t)second, b2 = (uint32_t)(second >> 32);
+    return ((uint64_t)(a2 * b1 + b2) << 32) | (uint32_t)(a1 * a2);
+}
+
+static int user_arg_affine, user_arg_sum;
+static long user_bad_calls;
+
+static void affine_fn(const void *in, void *inout, size_t n, ucoll_dtype_t dt, void *arg)
+{
+    if (dt != UCOLL_UINT64 || arg != &user_arg_affine) {
+        user_bad_calls++;
+        return;
+    }
+    const uint64_t *a = in;
+    uint64_t *b = inout;
+    for (size_t i = 0; i < n; i++)
+        b[i] = affine_then(a[i], b[i]);
+}
+
+/* user op 2, commutative: wrapping sum of uint32 */
+static void usersum_fn(const void *in, void *inout, size_t n, ucoll_dtype_t dt, void *arg)
+{
+    if (dt != UCOLL_UINT32 || arg != &user_arg_sum) {
+        user_bad_calls++;
+        return;
+    }
+    const uint32_t *a = in;
+    uint32_t *b = inout;
+    for (size_t i = 0; i < n; i++)
+        b[i] += a[i];
+}
+
+/* element i's hash for a call: the ranks' inputs are cheap functions of it and the rank */
+static inline uint64_t elem_hash(uint64_t salt, size_t i)
+{
+    return mix64(salt ^ ((uint64_t)i * 0xd1b54a32d192ed03ULL));
+}
+
+/* the per-rank constants some kinds use (keys and masks), for ranks 0 .. MAX_RANKS-1 */
+#define MAX_RANKS 256
+static uint64_t rank_key[MAX_RANKS];
+
+typedef union {
+    uint64_t u;
+    int64_t s;
+    double d;
+} val_t;
+
+/* rank r's input for element hash h */
+static inline val_t input(kind_t k, uint64_t h, int r)
+{
+    val_t v;
+    const uint64_t ur = (uint64_t)r;
+    switch (k) {
+    case K_I64_SUM:
+    case K_I32_SUM:
+    case K_U8_SUM:
+        v.u = h + ur * (h >> 17); /* wraps: sums are compared modulo 2^width */
+        break;
+    case K_I16_MAX:
+        v.s = (int64_t)(h & 0x3fff) - 8192 + (int64_t)(ur % 64) * (int64_t)((h >> 20) % 64);
+        break;
+    case K_F64_SUM:
+    case K_F64_MAX:
+        v.d = (double)((int64_t)(h % 2001) - 1000) + (double)r * (double)((h >> 32) % 17);
+        break;
+    case K_F32_MIN:
+        v.d = (double)((int64_t)(h % 2001) - 1000) + (double)(r % 64) * (double)((h >> 32) % 9);
+        break;
+    case K_U32_BXOR:
+    case K_U16_BOR:
+        v.u = h & rank_key[r % MAX_RANKS];
+        break;
+    case K_U64_BAND:
+        v.u = h | (rank_key[r % MAX_RANKS] & rank_key[(r + 1) % MAX_RANKS]);
+        break;
+    case K_U64_PROD:
+        v.u = h * (2 * ur + 1);
+        break;
+    case K_I8_LAND:
+    case K_I8_LOR:
+    case K_U8_LXOR: {
+        /* truth from one bit per rank (LAND mostly true); comm rank 0 gives 0/1 exactly,
+         * the others any non-zero value for true */
+        uint64_t bit = (h >> (r % 60)) & 1;
+        int truth = k == K_I8_LAND ? ((h >> (r % 60)) & 3) != 0 : (int)bit;
+        v.s = !truth ? 0 : r == 0 ? 1 : (int64_t)(1 + (h >> 56) % 100);
+        break;
+    }
+    case K_I32_MIN:
+        v.s = (int64_t)(int32_t)(h >> 32) / 4 + (int64_t)(ur % 64) * (int64_t)(h % 1000);
+        break;
+    case K_U64_AFFINE:
+        v.u = (h & 0xffffffff00000000ULL) | ((uint32_t)(h + ur * 0x9e3779b9u) | 1u);
+        break;
+    default: /* K_U32_USERSUM */
+        v.u = h + ur * 7;
+        break;
+    }
+    return v;
+}
+
+/* acc (+) x, acc covering the lower ranks */
+static inline val_t combine(kind_t k, val_t acc, val_t x)
+{
+    switch (k) {
+    case K_I64_SUM:
+    case K_I32_SUM:
+    case K_U8_SUM:
+    case K_U32_USERSUM:
+        acc.u += x.u;
+        break;
+    case K_I16_MAX:
+        acc.s = x.s > acc.s ? x.s : acc.s;
+        break;
+    case K_F64_SUM:
+        acc.d += x.d;
+        break;
+    case K_F64_MAX:
+        acc.d = x.d > acc.d ? x.d : acc.d;
+        break;
+    case K_F32_MIN:
+        acc.d = x.d < acc.d ? x.d : acc.d;
+        break;
+    case K_U32_BXOR:
+        acc.u ^= x.u;
+        break;
+    case K_U16_BOR:
+        acc.u |= x.u;
+        break;
+    case K_U64_BAND:
+        acc.u &= x.u;
+        break;
+    case K_U64_PROD:
+        acc.u *= x.u;
+        break;
+    case K_I8_LAND:
+        acc.s = acc.s != 0 && x.s != 0;
+        break;
+    case K_I8_LOR:
+        acc.s = acc.s != 0 || x.s != 0;
+        break;
+    case K_U8_LXOR:
+        acc.s = (acc.s != 0) != (x.s != 0);
+        break;
+    case K_I32_MIN:
+        acc.s = x.s < acc.s ? x.s : acc.s;
+        break;
+    case K_U64_AFFINE:
+        acc.u = affine_then(acc.u, x.u);
+        break;
+    default:
+        break;
+    }
+    return acc;
+}
+
+static inline void store(kind_t k, void *buf, size_t i, val_t v)
+{
+    switch (kinds[k].dtype) {
+    case UCOLL_INT8:
+    case UCOLL_UINT8:
+        ((uint8_t *)buf)[i] = (uint8_t)v.u;
+        break;
+    case UCOLL_INT16:
+    case UCOLL_UINT16:
+        ((uint16_t *)buf)[i] = (uint16_t)v.u;
+        break;
+    case UCOLL_INT32:
+    case UCOLL_UINT32:
+        ((uint32_t *)buf)[i] = (uint32_t)v.u;
+        break;
+    case UCOLL_FLOAT32:
+        ((float *)buf)[i] = (float)v.d;
+        break;
+    case UCOLL_FLOAT64:
+        ((double *)buf)[i] = v.d;
+        break;
+    default:
+        ((uint64_t *)buf)[i] = v.u;
+        break;
+    }
+}
+
+static void gen_input(kind_t k, uint64_t salt, int r, size_t n, void *buf)
+{
+    for (size_t i = 0; i < n; i++)
+        store(k, buf, i, input(k, elem_hash(salt, i), r));
+}
+
+/* the combination of ranks lo..hi-1's inputs, in rank order */
+static void reference(kind_t k, uint64_t salt, int lo, int hi, size_t n, void *out)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t h = elem_hash(salt, i);
+        val_t acc = input(k, h, lo);
+        for (int r = lo + 1; r < hi; r++)
+            acc = combine(k, acc, input(k, h, r));
+        store(k, out, i, acc);
+    }
+}
+
+/* ---------------------------------------------------------------- communicators, algorithms */
+
+static const char *const coll_names[NCOLL] = {"exscan", "scan", "reduce", "allreduce", "bcast",
+                                              "barrier"};
+static const char *builtin_algs[NCOLL] = {
+    "auto,linear,recursive-doubling,1-doubling,123-doubling,best-doubling,two-op-doubling,"
+    "doubling:3,roughly-halving",
+    "auto,linear,doubling,recursive-doubling", "auto,binomial,rhrd,rhrd-classic",
+    "auto,recursive-doubling,rhrd,rhrd-classic", "auto,binomial", "auto,dissemination"};
+static char *alg_names[NCOLL][MAX_ALGS];
+static int n_algs[NCOLL];
+
+static void parse_alg_list(int coll, const char *list)
+{
+    char *copy = strdup(list), *save = NULL;
+    n_algs[coll] = 0;
+    for (char *t = strtok_r(copy, ",", &save); t != NULL && n_algs[coll] < MAX_ALGS;
+         t = strtok_r(NULL, ",", &save))
+        alg_names[coll][n_algs[coll]++] = strdup(t);
+    free(copy);
+}
+
+typedef struct {
+    ucoll_comm_t *comm;
+    const char *name;
+    int rank, size;
+    const char *alg[NCOLL]; /* current choice */
+} comm_t;
+
+/* ---------------------------------------------------------------- one call */
+
+enum { FORM_BLOCKING, FORM_NONBLOCKING, FORM_PERSISTENT };
+static const char *const form_names[] = {"blocking", "nonblocking", "persistent"};
+
+typedef struct {
+    unsigned char *send_mem, *recv_mem; /* GUARD + capacity + GUARD */
+    size_t cap;
+} slot_t;
+
+typedef struct {
+    long index;
+    comm_t *c;
+    int coll;
+    kind_t kind;
+    size_t count;
+    int root, in_place, form;
+    uint64_t salt;
+    slot_t *slot;
+    ucoll_request_t *req;
+    int done;
+} call_t;
+
+static unsigned char *expect_buf; /* reference results, max_bytes */
+static size_t max_bytes = 1u << 20;
+
+static void *send_ptr(const call_t *k)
+{
+    return k->slot->send_mem + GUARD;
+}
+static void *recv_ptr(const call_t *k)
+{
+    return k->slot->recv_mem + GUARD;
+}
+
+static void describe(const call_t *k, char *s, size_t len)
+{
+    snprintf(s, len, "call #%ld (%s %s on %s, %s, count %zu, root %d%s, alg %s)", k->index,
+             form_names[k->form], coll_names[k->coll], k->c->name, kinds[k->kind].name,
+             k->count, k->root, k->in_place ? ", in place" : "", k->c->alg[k->coll]);
+}
+
+/* fills the buffers for a call */
+static void prepare(call_t *k)
+{
+    const size_t bytes = k->count * kinds[k->kind].esize;
+    unsigned char *s = k->slot->send_mem, *r = k->slot->recv_mem;
+    memset(s, GUARD_BYTE, GUARD);
+    memset(s + GUARD + bytes, GUARD_BYTE, GUARD);
+    memset(r, GUARD_BYTE, GUARD);
+    memset(r + GUARD + bytes, GUARD_BYTE, GUARD);
+    memset(r + GUARD, FILL_BYTE, bytes);
+    if (k->coll == UCOLL_COLL_BARRIER)
+        return;
+    const int mine_in_recv = k->coll == UCOLL_COLL_BCAST || k->in_place;
+    if (k->coll == UCOLL_COLL_BCAST && k->c->rank != k->root)
+        return;
+    gen_input(k->kind, k->salt, k->c->rank, k->count, mine_in_recv ? r + GUARD : s + GUARD);
+}
+
+static ucoll_status_t issue(call_t *k, int nonblocking)
+{
+    ucoll_comm_t *c = k->c->comm;
+    const void *s = k->in_place ? UCOLL_IN_PLACE : send_ptr(k);
+    void *r = recv_ptr(k);
+    const size_t n = k->count;
+    const ucoll_dtype_t dt = kinds[k->kind].dtype;
+    const ucoll_op_t op = kinds[k->kind].op;
+    ucoll_request_t **rq = nonblocking ? &k->req : NULL;
+    switch (k->coll) {
+    case UCOLL_COLL_EXSCAN:
+        return rq ? ucoll_iexscan(c, s, r, n, dt, op, rq) : ucoll_exscan(c, s, r, n, dt, op);
+    case UCOLL_COLL_SCAN:
+        return rq ? ucoll_iscan(c, s, r, n, dt, op, rq) : ucoll_scan(c, s, r, n, dt, op);
+    case UCOLL_COLL_REDUCE:
+        return rq ? ucoll_ireduce(c, s, r, n, dt, op, k->root, rq)
+                  : ucoll_reduce(c, s, r, n, dt, op, k->root);
+    case UCOLL_COLL_ALLREDUCE:
+        return rq ? ucoll_iallreduce(c, s, r, n, dt, op, rq)
+                  : ucoll_allreduce(c, s, r, n, dt, op);
+    case UCOLL_COLL_BCAST:
+        return rq ? ucoll_ibcast(c, r, n, dt, k->root, rq) : ucoll_bcast(c, r, n, dt, k->root);
+    default:
+        return rq ? ucoll_ibarrier(c, rq) : ucoll_barrier(c);
+    }
+}
+
+static ucoll_status_t make_persistent(call_t *k)
+{
+    ucoll_comm_t *c = k->c->comm;
+    const void *s = k->in_place ? UCOLL_IN_PLACE : send_ptr(k);
+    void *r = recv_ptr(k);
+    const size_t n = k->count;
+    const ucoll_dtype_t dt = kinds[k->kind].dtype;
+    const ucoll_op_t op = kinds[k->kind].op;
+    switch (k->coll) {
+    case UCOLL_COLL_EXSCAN:
+        return ucoll_exscan_init(c, s, r, n, dt, op, &k->req);
+    case UCOLL_COLL_SCAN:
+        return ucoll_scan_init(c, s, r, n, dt, op, &k->req);
+    case UCOLL_COLL_REDUCE:
+        return ucoll_reduce_init(c, s, r, n, dt, op, k->root, &k->req);
+    case UCOLL_COLL_ALLREDUCE:
+        return ucoll_allreduce_init(c, s, r, n, dt, op, &k->req);
+    default:
+        return ucoll_bcast_init(c, r, n, dt, k->root, &k->req);
+    }
+}
+
+static void check_guards(const call_t *k, const unsigned char *mem, size_t bytes, const char *w)
+{
+    for (size_t i = 0; i < GUARD; i++)
+        if (mem[i] != GUARD_BYTE || mem[GUARD + bytes + i] != GUARD_BYTE) {
+            char d[300];
+            describe(k, d, sizeof(d));
+            fail("%s: a guard byte of %s changed (%s the buffer)", d, w,
+                 mem[i] != GUARD_BYTE ? "before" : "after");
+            return;
+        }
+}
+
+static void report_mismatch(const call_t *k, const void *got, const void *want, size_t n,
+                            const char *what)
+{
+    const size_t es = kinds[k->kind].esize;
+    for (size_t i = 0; i < n; i++) {
+        if (memcmp((const char *)got + i * es, (const char *)want + i * es, es) == 0)
+            continue;
+        uint64_t g = 0, w = 0;
+        memcpy(&g, (const char *)got + i * es, es);
+        memcpy(&w, (const char *)want + i * es, es);
+        char d[300];
+        describe(k, d, sizeof(d));
+        fail("%s: %s element %zu is 0x%llx, expected 0x%llx", d, what, i, (unsigned long long)g,
+             (unsigned long long)w);
+        return;
+    }
+}
+
+/* checks a completed call */
+static void verify(const call_t *k, ucoll_status_t st)
+{
+    char d[300];
+    n_verified++;
+    if (st != UCOLL_OK) {
+        describe(k, d, sizeof(d));
+        fail("%s: %s", d, ucoll_strerror(st));
+        return;
+    }
+    const size_t bytes = k->count * kinds[k->kind].esize;
+    check_guards(k, k->slot->recv_mem, bytes, "recvbuf");
+    if (k->coll == UCOLL_COLL_BARRIER)
+        return;
+    const int r = k->c->rank, p = k->c->size;
+    const unsigned char *got = recv_ptr(k);
+    if (!k->in_place && k->coll != UCOLL_COLL_BCAST) {
+        check_guards(k, k->slot->send_mem, bytes, "sendbuf");
+        gen_input(k->kind, k->salt, r, k->count, expect_buf);
+        if (memcmp(expect_buf, send_ptr(k), bytes) != 0)
+            report_mismatch(k, send_ptr(k), expect_buf, k->count, "sendbuf (must not change)");
+    }
+    int lo = 0, hi = p;
+    switch (k->coll) {
+    case UCOLL_COLL_EXSCAN:
+        hi = r;
+        break;
+    case UCOLL_COLL_SCAN:
+        hi = r + 1;
+        break;
+    case UCOLL_COLL_REDUCE:
+        if (r != k->root)
+            hi = 0; /* untouched */
+        break;
+    case UCOLL_COLL_BCAST:
+        lo = k->root;
+        hi = k->root + 1;
+        break;
+    default:
+        break;
+    }
+    if (hi == 0) {
+        /* no result here: the buffer keeps what it had (the input when in place) */
+        if (k->in_place)
+            gen_input(k->kind, k->salt, r, k->count, expect_buf);
+        else
+            memset(expect_buf, FILL_BYTE, bytes);
+    } else {
+        reference(k->kind, k->salt, lo, hi, k->count, expect_buf);
+    }
+    if (memcmp(expect_buf, got, bytes) != 0)
+        report_mismatch(k, got, expect_buf, k->count, "result");
+}
+
+/* ---------------------------------------------------------------- drawing calls */
+
+/* 0 B .. max_bytes, log-uniform with small sizes favoured: about 10 % empty, half of the rest
+ * under 1 KiB, 3 % above 256 KiB */
+static size_t draw_bytes(void)
+{
+    if (rnd(10) == 0)
+        return 0;
+    int bits = 0;
+    while (((size_t)1 << bits) < max_bytes)
+        bits++;
+    uint64_t u = rnd(1000000);
+    int e = (int)((double)bits * ((double)u / 1e6) * ((double)u / 1e6) + 0.5);
+    size_t hi = (size_t)1 << e, lo = e == 0 ? 1 : hi / 2;
+    size_t b = lo + rnd(hi - lo + 1);
+    return b > max_bytes ? max_bytes : b;
+}
+
+static void draw_call(call_t *k, long index, comm_t *c, int coll, size_t bytes)
+{
+    memset(k, 0, sizeof(*k));
+    k->index = index;
+    k->c = c;
+    k->coll = coll;
+    k->kind = (kind_t)rnd(NKINDS);
+    k->count = bytes / kinds[k->kind].esize;
+    k->root = (int)rnd((uint64_t)c->size);
+    k->salt = mix64(rng_state ^ (uint64_t)index);
+    /* in place sometimes (drawn on every rank alike); for reduce only at the root */
+    k->in_place = coll != UCOLL_COLL_BCAST && coll != UCOLL_COLL_BARRIER && rnd(8) == 0 &&
+                  (coll != UCOLL_COLL_REDUCE || c->rank == k->root);
+    if (coll == UCOLL_COLL_BARRIER)
+        k->count = 0;
+}
+
+/* collectively: maybe a new algorithm for coll on c */
+static void maybe_set_algorithm(comm_t *c, int coll)
+{
+    if (rnd(3) != 0 || n_algs[coll] == 0)
+        return;
+    const char *alg = alg_names[coll][rnd((uint64_t)n_algs[coll])];
+    ucoll_status_t st = ucoll_set_algorithm(c->comm, (ucoll_coll_t)coll, alg);
+    if (st != UCOLL_OK)
+        fail("ucoll_set_algorithm(%s on %s, \"%s\"): %s", coll_names[coll], c->name, alg,
+             ucoll_strerror(st));
+    else
+        c->alg[coll] = alg;
+}
+
+/* ---------------------------------------------------------------- main */
+
+typedef struct {
+    long calls, blocking, nonblocking, persistent, per_coll[NCOLL], bytes_total;
+} counts_t;
+
+static slot_t *new_slot(size_t cap)
+{
+    slot_t *s = calloc(1, sizeof(*s));
+    s->cap = cap;
+    s->send_mem = aligned_alloc(64, cap + 2 * GUARD);
+    s->recv_mem = aligned_alloc(64, cap + 2 * GUARD);
+    if (s->send_mem == NULL || s->recv_mem == NULL) {
+        printf("FATAL rank %d: out of memory\n", g_rank);
+        exit(2);
+    }
+    memset(s->send_mem, 0, cap + 2 * GUARD); /* resident from the start */
+    memset(s->recv_mem, 0, cap + 2 * GUARD);
+    return s;
+}
+
+static void run_blocking(call_t *k, counts_t *cnt)
+{
+    prepare(k);
+    verify(k, issue(k, 0));
+    cnt->blocking++;
+}
+
+/* a batch: nonblocking and blocking calls issued in order, the nonblocking ones completed in a
+ * rank-dependent order afterwards */
+static void run_batch(call_t *batch, int n, const int *blocking, counts_t *cnt)
+{
+    for (int b = 0; b < n; b++) {
+        prepare(&batch[b]);
+        if (blocking[b]) {
+            verify(&batch[b], issue(&batch[b], 0));
+            batch[b].done = 1;
+            cnt->blocking++;
+            continue;
+        }
+        ucoll_status_t st = issue(&batch[b], 1);
+        if (st != UCOLL_OK) {
+            verify(&batch[b], st);
+            batch[b].done = 1;
+        }
+        cnt->nonblocking++;
+    }
+    for (int j = 0; j < n; j++) {
+        int b = (g_rank % 2 == 0) ? j : n - 1 - j;
+        if (batch[b].done)
+            continue;
+        ucoll_status_t st = UCOLL_INPROGRESS;
+        if ((batch[b].index + g_rank) % 3 == 0)
+            for (int t = 0; t < 100 && st == UCOLL_INPROGRESS; t++)
+                st = ucoll_test(batch[b].req);
+        if (st == UCOLL_INPROGRESS)
+            st = ucoll_wait(batch[b].req);
+        verify(&batch[b], st);
+        ucoll_status_t fst = ucoll_request_free(batch[b].req);
+        if (fst != UCOLL_OK)
+            fail("ucoll_request_free after call #%ld: %s", batch[b].index, ucoll_strerror(fst));
+        batch[b].done = 1;
+    }
+}
+
+/* the state of a run: communicators, buffers, persistent requests, counters */
+typedef struct {
+    ucoll_comm_t *world;
+    comm_t comms[2];
+    slot_t *slots[MAX_BATCH], *pslots[MAX_PERSISTENT];
+    call_t persistent[MAX_PERSISTENT];
+    counts_t cnt;
+    long index;
+    long rss_base;
+    double t_base;
+} run_t;
+
+/* every rank's RSS change since rss_base, max and min over ranks (a collective) */
+static void rss_report(run_t *R, const char *what)
+{
+    long rss = rss_kib();
+    double g[2], gmax[2] = {0, 0};
+    g[0] = (double)(rss - R->rss_base) / (double)R->rss_base;
+    g[1] = -g[0];
+    ucoll_status_t st = ucoll_allreduce(R->world, g, gmax, 2, UCOLL_FLOAT64, UCOLL_OP_MAX);
+    if (st != UCOLL_OK)
+        fail("the allreduce of the RSS figures: %s", ucoll_strerror(st));
+    if (g_rank == 0) {
+        printf("  %s %5ld calls: %6.1f s, RSS %ld KiB (rank 0), change over ranks %+.1f %% .. "
+               "%+.1f %%\n",
+               what, R->cnt.calls, now() - R->t_base, rss, -100 * gmax[1], 100 * gmax[0]);
+        fflush(stdout);
+    }
+}
+
+/* n random calls (whole batches: a few more is possible), all drawn from the shared stream */
+static void random_calls(run_t *R, long n, const char *what)
+{
+    counts_t *cnt = &R->cnt;
+    const long end = cnt->calls + n;
+    long next_report = cnt->calls + 1000;
+    ucoll_status_t st;
+    while (cnt->calls < end) {
+        comm_t *c = &R->comms[rnd(5) == 0 ? 1 : 0];
+        const uint64_t what_kind = rnd(100);
+        if (what_kind < 55) { /* one blocking call */
+            int coll = (int)rnd(NCOLL);
+            maybe_set_algorithm(c, coll);
+            call_t k;
+            draw_call(&k, R->index++, c, coll, draw_bytes());
+            k.slot = R->slots[0];
+            run_blocking(&k, cnt);
+            cnt->calls++;
+            cnt->per_coll[coll]++;
+            cnt->bytes_total += (long)(k.count * kinds[k.kind].esize);
+        } else if (what_kind < 85) { /* a batch */
+            call_t batch[MAX_BATCH];
+            int blocking[MAX_BATCH];
+            int nb = 2 + (int)rnd(MAX_BATCH - 1);
+            for (int b = 0; b < nb; b++) {
+                int coll = (int)rnd(NCOLL);
+                maybe_set_algorithm(c, coll);
+                draw_call(&batch[b], R->index++, c, coll, draw_bytes());
+                batch[b].slot = R->slots[b];
+                blocking[b] = rnd(5) == 0;
+                batch[b].form = blocking[b] ? FORM_BLOCKING : FORM_NONBLOCKING;
+                cnt->per_coll[coll]++;
+                cnt->bytes_total += (long)(batch[b].count * kinds[batch[b].kind].esize);
+            }
+            run_batch(batch, nb, blocking, cnt);
+            cnt->calls += nb;
+        } else { /* a persistent request: created, started, sometimes freed and recreated */
+            int p = (int)rnd(MAX_PERSISTENT);
+            call_t *k = &R->persistent[p];
+            if (k->req != NULL && rnd(4) == 0) {
+                if ((st = ucoll_request_free(k->req)) != UCOLL_OK)
+                    fail("ucoll_request_free(persistent): %s", ucoll_strerror(st));
+                k->req = NULL;
+            }
+            if (k->req == NULL) {
+                int coll = (int)rnd(NCOLL - 1); /* no persistent barrier */
+                maybe_set_algorithm(c, coll);
+                draw_call(k, R->index++, c, coll, draw_bytes());
+                k->slot = R->pslots[p];
+                k->form = FORM_PERSISTENT;
+                prepare(k);
+                if ((st = make_persistent(k)) != UCOLL_OK) {
+                    verify(k, st);
+                    k->req = NULL;
+                    cnt->calls++;
+                    continue;
+                }
+            }
+            prepare(k);
+            st = ucoll_start(k->req);
+            if (st == UCOLL_OK && rnd(2) == 0)
+                for (int t = 0; t < 50 && (st = ucoll_test(k->req)) == UCOLL_INPROGRESS; t++)
+                    ;
+            if (st == UCOLL_OK || st == UCOLL_INPROGRESS)
+                st = ucoll_wait(k->req);
+            verify(k, st);
+            cnt->persistent++;
+            cnt->calls++;
+            cnt->per_coll[k->coll]++;
+            cnt->bytes_total += (long)(k->count * kinds[k->kind].esize);
+        }
+        if (cnt->calls >= next_report) {
+            rss_report(R, what);
+            next_report += 1000;
+        }
+    }
+}
+
+/* Makes the library's caches as big as the main run can make them. The library keeps the
+ * scratch memory it takes (per size class, for reuse), and a request holds its scratch while
+ * it lives: a persistent one until freed, the blocking calls' request of a communicator for
+ * good. So the peak for the largest size classes is: the MAX_PERSISTENT persistent requests,
+ * a batch of MAX_BATCH nonblocking calls and a blocking call on each communicator, all of the
+ * largest sizes. The sweep: every algorithm of every collective on both communicators at
+ * sizes 0 B .. max, blocking and nonblocking; then, for each collective, and for max and
+ * max / 2, that peak at once. */
+static void sweep(run_t *R)
+{
+    const size_t sizes[] = {0, 8, 4096, 100000, max_bytes / 2, max_bytes};
+    for (int ci = 0; ci < 2; ci++)
+        for (int coll = 0; coll < NCOLL; coll++) {
+            comm_t *c = &R->comms[ci];
+            for (int a = 0; a < n_algs[coll]; a++) {
+                if (ucoll_set_algorithm(c->comm, (ucoll_coll_t)coll, alg_names[coll][a]) !=
+                    UCOLL_OK) {
+                    fail("ucoll_set_algorithm(%s, \"%s\") failed", coll_names[coll],
+                         alg_names[coll][a]);
+                    continue;
+                }
+                c->alg[coll] = alg_names[coll][a];
+                for (size_t s = 0; s < NELEM(sizes); s++) {
+                    call_t k[2];
+                    int blocking[2] = {1, 0};
+                    for (int b = 0; b < 2; b++) {
+                        draw_call(&k[b], R->index++, c, coll, sizes[s]);
+                        k[b].slot = R->slots[b];
+                    }
+                    run_batch(k, 2, blocking, &R->cnt);
+                }
+            }
+            ucoll_set_algorithm(c->comm, (ucoll_coll_t)coll, "auto");
+            c->alg[coll] = "auto";
+        }
+    ucoll_status_t st;
+    for (int coll = 0; coll < NCOLL - 1; coll++)
+        for (size_t bytes = max_bytes; bytes >= max_bytes / 2; bytes /= 2) {
+            call_t pers[MAX_PERSISTENT];
+            for (int p = 0; p < MAX_PERSISTENT; p++) {
+                call_t *k = &pers[p];
+                draw_call(k, R->index++, &R->comms[0], coll, bytes);
+                k->slot = R->pslots[p];
+                k->form = FORM_PERSISTENT;
+                prepare(k);
+                if ((st = make_persistent(k)) != UCOLL_OK) {
+                    verify(k, st);
+                    k->req = NULL;
+                    continue;
+                }
+                st = ucoll_start(k->req);
+                verify(k, st == UCOLL_OK ? ucoll_wait(k->req) : st);
+            }
+            for (int ci = 0; ci < 2; ci++) {
+                call_t k;
+                draw_call(&k, R->index++, &R->comms[ci], coll, bytes);
+                k.slot = R->slots[0];
+                run_blocking(&k, &R->cnt);
+            }
+            call_t batch[MAX_BATCH];
+            int blocking[MAX_BATCH] = {0};
+            for (int b = 0; b < MAX_BATCH; b++) {
+                draw_call(&batch[b], R->index++, &R->comms[0], coll, bytes);
+                batch[b].slot = R->slots[b];
+            }
+            run_batch(batch, MAX_BATCH, blocking, &R->cnt);
+            for (int p = 0; p < MAX_PERSISTENT; p++)
+                if (pers[p].req != NULL && (st = ucoll_request_free(pers[p].req)) != UCOLL_OK)
+                    fail("ucoll_request_free(persistent): %s", ucoll_strerror(st));
+        }
+}
+
+int main(int argc, char **argv)
+{
+    long total_ops = 10000, warm_ops = 2000;
+    uint64_t seed = 12345;
+    double tolerance = 0.10;
+    int expect_size = 0;
+    for (int c = 0; c < NCOLL; c++)
+        parse_alg_list(c, builtin_algs[c]);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--ops") == 0 && v) {
+            total_ops = atol(v);
+        } else if (strcmp(a, "--warmup-ops") == 0 && v) {
+            warm_ops = atol(v);
+        } else if (strcmp(a, "--seed") == 0 && v) {
+            seed = strtoull(v, NULL, 0);
+        } else if (strcmp(a, "--max-bytes") == 0 && v) {
+            max_bytes = (size_t)strtoull(v, NULL, 0);
+        } else if (strcmp(a, "--rss-tolerance") == 0 && v) {
+            tolerance = atof(v);
+        } else if (strcmp(a, "--expect-size") == 0 && v) {
+            expect_size = atoi(v);
+        } else if (strcmp(a, "--alg-list") == 0 && v) {
+            const char *eq = strchr(v, '=');
+            int c = 0;
+            while (eq != NULL && c < NCOLL &&
+                   (strlen(coll_names[c]) != (size_t)(eq - v) ||
+                    strncmp(coll_names[c], v, (size_t)(eq - v)) != 0))
+                c++;
+            if (eq == NULL || c == NCOLL) {
+                fprintf(stderr, "stress_test: --alg-list wants COLL=ALG,..., got %s\n", v);
+                return 2;
+            }
+            parse_alg_list(c, eq + 1);
+        } else {
+            fprintf(stderr, "usage: stress_test [--ops N] [--warmup-ops N] [--seed S] "
+                            "[--max-bytes B] [--rss-tolerance F] [--expect-size N] "
+                            "[--alg-list COLL=A,B,...]...\n");
+            return 2;
+        }
+        i++;
+    }
+    if (total_ops < 1 || warm_ops < 0 || max_bytes < 64 || tolerance <= 0)
+        return 2;
+
+#ifdef __GLIBC__
+    /* fixed thresholds: glibc otherwise raises them after big blocks are freed and then keeps
+     * up to a few MiB of freed memory resident, which would come and go in the RSS figures
+     * independently of what the library holds */
+    mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+    mallopt(M_TRIM_THRESHOLD, 128 * 1024);
+#endif
+    static run_t R;
+    ucoll_status_t st = ucoll_init(&R.world);
+    if (st != UCOLL_OK) {
+        printf("FATAL stress_test: ucoll_init: %s\n", ucoll_strerror(st));
+        return 2;
+    }
+    const double t_start = now();
+    g_rank = ucoll_comm_rank(R.world);
+    const int size = ucoll_comm_size(R.world);
+    if (expect_size > 0 && size != expect_size) {
+        printf("FATAL rank %d: job size %d, expected %d\n", g_rank, size, expect_size);
+        return 2;
+    }
+    if (size > MAX_RANKS) {
+        printf("FATAL stress_test: at most %d ranks\n", MAX_RANKS);
+        return 2;
+    }
+    for (int r = 0; r < MAX_RANKS; r++)
+        rank_key[r] = mix64(0xabcdef ^ (uint64_t)r * 0x51ed27);
+    if ((st = ucoll_op_create(affine_fn, &user_arg_affine, 0, &kinds[K_U64_AFFINE].op)) != 0 ||
+        (st = ucoll_op_create(usersum_fn, &user_arg_sum, 1, &kinds[K_U32_USERSUM].op)) != 0) {
+        printf("FATAL stress_test: ucoll_op_create: %s\n", ucoll_strerror(st));
+        return 2;
+    }
+
+    /* world and its halves: color rank % 2, keys reversed */
+    R.comms[0].comm = R.world;
+    R.comms[0].name = "world";
+    ucoll_comm_t *half = NULL;
+    if ((st = ucoll_comm_split(R.world, g_rank % 2, -g_rank, &half)) != UCOLL_OK) {
+        printf("FATAL stress_test: ucoll_comm_split: %s\n", ucoll_strerror(st));
+        return 2;
+    }
+    R.comms[1].comm = half;
+    R.comms[1].name = "half";
+    for (int i = 0; i < 2; i++) {
+        R.comms[i].rank = ucoll_comm_rank(R.comms[i].comm);
+        R.comms[i].size = ucoll_comm_size(R.comms[i].comm);
+        for (int c = 0; c < NCOLL; c++)
+            R.comms[i].alg[c] = "auto";
+    }
+    expect_buf = aligned_alloc(64, max_bytes + 64);
+    if (expect_buf == NULL)
+        return 2;
+    memset(expect_buf, 0, max_bytes + 64);
+    for (int i = 0; i < MAX_BATCH; i++)
+        R.slots[i] = new_slot(max_bytes);
+    for (int i = 0; i < MAX_PERSISTENT; i++)
+        R.pslots[i] = new_slot(max_bytes);
+    rng_state = mix64(seed);
+
+    /* warm-up: the sweep, then warm_ops random calls like the main run's */
+    R.t_base = t_start;
+    R.rss_base = rss_kib();
+    sweep(&R);
+    const long sweep_calls = R.index;
+    random_calls(&R, warm_ops, "warm-up");
+    const long warm_calls = R.index;
+    const double t_warm = now();
+    const long rss_warm = rss_kib();
+    if (g_rank == 0)
+        printf("warm-up: %ld calls (sweep %ld) in %.1f s; RSS %ld KiB (rank 0)\n", warm_calls,
+               sweep_calls, t_warm - t_start, rss_warm);
+
+    /* the main run */
+    memset(&R.cnt, 0, sizeof(R.cnt));
+    R.rss_base = rss_warm;
+    R.t_base = t_warm;
+    n_verified = 0;
+    random_calls(&R, total_ops, "run");
+    for (int p = 0; p < MAX_PERSISTENT; p++)
+        if (R.persistent[p].req != NULL && ucoll_request_free(R.persistent[p].req) != UCOLL_OK)
+            fail("ucoll_request_free(persistent) at the end");
+    const double t_end = now();
+    const long rss_end = rss_kib();
+    if (user_bad_calls != 0)
+        fail("a user op was called %ld times with the wrong dtype or argument", user_bad_calls);
+
+    /* memory */
+    double growth = rss_warm > 0 ? (double)(rss_end - rss_warm) / (double)rss_warm : 1.0;
+    if (rss_warm <= 0 || rss_end <= 0)
+        fail("cannot read /proc/self/statm");
+    else if (growth > tolerance)
+        fail("RSS grew from %ld KiB after the warm-up to %ld KiB at the end (+%.1f %%, limit "
+             "%.0f %%)", rss_warm, rss_end, 100 * growth, 100 * tolerance);
+
+    /* the verdict over all ranks */
+    double mine[2] = {growth, -growth}, all[2] = {0, 0};
+    int64_t f = n_failed, failed_anywhere = n_failed;
+    if ((st = ucoll_allreduce(R.world, mine, all, 2, UCOLL_FLOAT64, UCOLL_OP_MAX)) !=
+            UCOLL_OK ||
+        (st = ucoll_allreduce(R.world, &f, &failed_anywhere, 1, UCOLL_INT64, UCOLL_OP_SUM)) !=
+            UCOLL_OK) {
+        fail("the final allreduces: %s", ucoll_strerror(st));
+        failed_anywhere = n_failed;
+    }
+    const counts_t *cnt = &R.cnt;
+    if (g_rank == 0) {
+        printf("stress np=%d: %ld calls after %ld warm-up calls (%ld blocking, %ld nonblocking, "
+               "%ld persistent; exscan %ld, scan %ld, reduce %ld, allreduce %ld, bcast %ld, "
+               "barrier %ld; %.1f MiB of vectors), %ld results verified on rank 0, %lld failed "
+               "checks over all ranks; %.1f s (warm-up %.1f s); RSS rank 0: %ld KiB after "
+               "warm-up, %ld KiB at the end; RSS change over ranks %+.1f %% .. %+.1f %% "
+               "(limit +%.0f %%); verdict: %s\n",
+               size, cnt->calls, warm_calls, cnt->blocking, cnt->nonblocking, cnt->persistent,
+               cnt->per_coll[0], cnt->per_coll[1], cnt->per_coll[2], cnt->per_coll[3],
+               cnt->per_coll[4], cnt->per_coll[5], (double)cnt->bytes_total / 1048576.0,
+               n_verified, (long long)failed_anywhere, t_end - t_warm, t_warm - t_start,
+               rss_warm, rss_end, -100 * all[1], 100 * all[0], 100 * tolerance,
+               failed_anywhere == 0 ? "PASS" : "FAIL");
+        fflush(stdout);
+    }
+    if ((st = ucoll_comm_free(half)) != UCOLL_OK)
+        fail("ucoll_comm_free: %s", ucoll_strerror(st));
+    if ((st = ucoll_finalize(R.world)) != UCOLL_OK)
+        fail("ucoll_finalize: %s", ucoll_strerror(st));
+    return n_failed == 0 ? 0 : 1;
+}
