@@ -336,6 +336,7 @@ ucoll_status_t tp_irecv(tp_ctx_t *tp, int peer, void *buf, size_t len, void *mem
                         tp_op_t *op)
 {
     op_reset(tp, op, peer, len);
+    op->is_recv = 1; /* tp_abandon cancels it */
     ucp_request_param_t param;
     memset(&param, 0, sizeof(param));
     /* always through the callback: UCX 1.13 leaves recv_info unset on immediate completion,
