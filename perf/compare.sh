@@ -2,10 +2,13 @@
 # perf/compare.sh: where ucoll stands on this machine. Runs, each launch under mpirun in a
 # process group of its own with a timeout:
 #   1. ucx_perftest -t tag_lat (server and client on loopback): the point-to-point floor, with
-#      and without endpoint error handling (-e, the mode ucoll's endpoints use);
+#      and without UCX peer error handling (-e: what ucoll uses for ranks on other hosts, or
+#      everywhere with UCOLL_FAILURE_DETECTION=ucx);
 #   2. perf/ucoll_vs_mpi on NP ranks for Open MPI's default components and for
-#      `--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any`, then exscan alone
-#      with Open MPI's exscan algorithms 1 (linear) and 2 (recursive doubling) under both;
+#      `--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any`, the defaults once more
+#      up to 4 KiB without the untimed barrier after each collective (ucoll_vs_mpi -D), then
+#      exscan alone with Open MPI's exscan algorithms 1 (linear) and 2 (recursive doubling)
+#      under both;
 #   3. ucoll_perf over ucoll's exscan algorithms on NPA ranks.
 # and writes, under the output directory: tag_lat.csv, ucoll-vs-mpi-npNP.csv,
 # exscan-algs-npNPA.csv and summary-npNP.txt (the run's conditions, the Open MPI settings of
@@ -183,14 +186,24 @@ done
 vs_csv="$out/ucoll-vs-mpi-np$np.csv"
 ucx_mca=(--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any)
 first=1
-run_vs() { # LABEL COLLS MCA...
+run_vs() { # LABEL COLLS [MCA...] [-- UCOLL_VS_MPI_OPTIONS...]
     local label=$1 colls=$2
     shift 2
-    echo "== ucoll_vs_mpi, np=$np, $label: mpirun $* ucoll_vs_mpi -c $colls"
+    local -a mca=() extra=()
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do
+        mca+=("$1")
+        shift
+    done
+    [ $# -eq 0 ] || {
+        shift
+        extra=("$@")
+    }
+    echo "== ucoll_vs_mpi, np=$np, $label: mpirun ${mca[*]} ucoll_vs_mpi -c $colls ${extra[*]}"
     local log="$tmp/vs-$label.log"
-    launch "$log" "$np" "$@" -- "$vs" -c "$colls" -e "$maxb" "${iters[@]}" -v -l "$label" ||
-        fail_log "ucoll_vs_mpi $label" "$log"
-    echo "# $label: mpirun ${*:-(no --mca options)}" >>"$summary"
+    launch "$log" "$np" "${mca[@]}" -- "$vs" -c "$colls" -e "$maxb" "${iters[@]}" "${extra[@]}" \
+        -v -l "$label" || fail_log "ucoll_vs_mpi $label" "$log"
+    echo "# $label: mpirun ${mca[*]:-(no --mca options)}, ucoll_vs_mpi ${extra[*]:-(no options)}" \
+        "-e $maxb" >>"$summary"
     grep '^# MPI' "$log" | sed "s/^# /#   /" >>"$summary"
     if [ "$first" = 1 ]; then
         grep '^label,' "$log" >"$vs_csv"
@@ -202,6 +215,12 @@ run_vs() { # LABEL COLLS MCA...
 }
 run_vs ompi-default exscan,scan,reduce,allreduce,bcast
 run_vs ompi-ucx exscan,scan,reduce,allreduce,bcast "${ucx_mca[@]}"
+# without the untimed barrier after each collective (ucoll_vs_mpi -D): the ranks start less
+# aligned; only sizes UCX sends eagerly, where that cannot deadlock (see ucoll_vs_mpi.c)
+saved_maxb=$maxb
+maxb=4K
+run_vs ompi-default-nodrain exscan,scan,reduce,allreduce,bcast -- -D
+maxb=$saved_maxb
 for alg in 1 2; do
     dyn=(--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_exscan_algorithm "$alg")
     run_vs "ompi-default-exscan$alg" exscan "${dyn[@]}"
