@@ -210,8 +210,8 @@ run_vs() { # LABEL COLLS [MCA...] [-- UCOLL_VS_MPI_OPTIONS...]
         first=0
     fi
     grep "^$label," "$log" >>"$vs_csv"
-    grep "^$label," "$log" | awk -F, '{printf "   %-10s %9s B  ucoll %9s us  MPI %9s us  ratio %s\n",
-        $2, $3, $6, $7, $8}'
+    grep "^$label," "$log" |
+        awk -F, '{printf "   %-10s %9s B  ucoll %9s us  MPI %9s us  ratio %s\n", $2, $3, $6, $7, $8}'
 }
 run_vs ompi-default exscan,scan,reduce,allreduce,bcast
 run_vs ompi-ucx exscan,scan,reduce,allreduce,bcast "${ucx_mca[@]}"
@@ -252,9 +252,10 @@ grep -E '^(algorithm,|[a-z0-9:-]+,[0-9])' "$log" >"$alg_csv"
     awk -F, 'NR > 1 && $1 == "plain" && $2 == 8 {print $3}' "$tag_csv" >"$tmp/floor"
     awk -F, 'NR > 1 && $1 == "errhandling" && $2 == 8 {print $3}' "$tag_csv" >"$tmp/floor_e"
     awk -F, -v floor="$(cat "$tmp/floor")" -v floor_e="$(cat "$tmp/floor_e")" '
-        $1 == "ompi-default" && $2 == "exscan" && $3 == 8 {
-            printf "exscan 8 B: ucoll %s us = %.2f x ucx_perftest tag_lat (%s us median;" \
-                   " %s us with -e error handling)\n", $6, $6 / floor, floor, floor_e
+        ($1 == "ompi-default" || $1 == "ompi-default-nodrain") && $2 == "exscan" && $3 == 8 {
+            printf "exscan 8 B (%s): ucoll %s us = %.2f x ucx_perftest tag_lat (%s us median;" \
+                   " %s us with -e error handling); MPI %s us = %.2f x\n", $1, $6,
+                   (floor > 0 ? $6 / floor : 0), floor, floor_e, $7, (floor > 0 ? $7 / floor : 0)
         }' "$vs_csv"
 } | tee -a "$summary"
 echo "compare: wrote $tag_csv, $vs_csv, $alg_csv, $summary"
