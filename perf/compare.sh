@@ -210,8 +210,8 @@ run_vs() { # LABEL COLLS [MCA...] [-- UCOLL_VS_MPI_OPTIONS...]
         first=0
     fi
     grep "^$label," "$log" >>"$vs_csv"
-    grep "^$label," "$log" |
-        awk -F, '{printf "   %-10s %9s B  ucoll %9s us  MPI %9s us  ratio %s\n", $2, $3, $6, $7, $8}'
+    grep "^$label," "$log" | awk -F, '{
+        printf "   %-10s %9s B  ucoll %9s us  MPI %9s us  ratio %s\n", $2, $3, $6, $7, $8}'
 }
 run_vs ompi-default exscan,scan,reduce,allreduce,bcast
 run_vs ompi-ucx exscan,scan,reduce,allreduce,bcast "${ucx_mca[@]}"
