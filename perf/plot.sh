@@ -59,7 +59,8 @@ preamble() {
 set terminal $term
 set datafile separator ' '
 set logscale x 2
-set xtics ('8' 8, '64' 64, '512' 512, '4K' 4096, '32K' 32768, '256K' 262144, '2M' 2097152, '16M' 16777216)
+set xtics ('8' 8, '64' 64, '512' 512, '4K' 4096, '32K' 32768, '256K' 262144, \\
+    '2M' 2097152, '16M' 16777216)
 set xlabel 'message size per rank (bytes)'
 set grid
 set key outside right top
