@@ -74,13 +74,18 @@ static ucoll_status_t from_ucs(ucs_status_t status)
     }
 }
 
+/* CPUs of this host, not of this process: a launcher that binds every rank to a core of its
+ * own (mpirun does by default) leaves each rank an affinity mask of one CPU, yet the ranks do
+ * not compete. Ranks share CPUs when there are more of them on the host than online CPUs. */
 static int count_cpus(void)
 {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    if (n > 0)
+        return (int)n;
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof(set), &set) == 0)
         return CPU_COUNT(&set);
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (int)n : 1;
+    return 1;
 }
 
 ucoll_status_t tp_create(int rank, int nranks, int local_ranks, tp_yield_mode_t yield_mode,
