@@ -14,7 +14,7 @@ static const config_var_t vars[] = {
     {"UCOLL_BARRIER_ALG", "auto", "barrier algorithm"},
     {"UCOLL_TIMEOUT", "unset (wait forever)",
      "seconds a blocking call or ucoll_wait may take before UCOLL_ERR_TIMED_OUT"},
-    {"UCOLL_SEGMENT_SIZE", "65536",
+    {"UCOLL_SEGMENT_SIZE", "262144",
      "bytes per message segment: longer messages go as segments, and the (+) of a received "
      "segment overlaps the transfer of the next; 0 = unsegmented. Equal on every rank"},
     {"UCOLL_ALPHA_US", "measured at init",
@@ -72,7 +72,7 @@ ucoll_status_t config_read(ucoll_config_t *cfg)
         }
         *dst[i] = x;
     }
-    cfg->segment_size = 65536;
+    cfg->segment_size = 262144;
     cfg->reduce_rhrd_min = 32768;
     cfg->allreduce_rhrd_min = 32768;
     const char *byte_vars[3] = {"UCOLL_SEGMENT_SIZE", "UCOLL_REDUCE_RHRD_MIN",
