@@ -247,14 +247,17 @@ static ucoll_status_t post_round(ucoll_request_t *req, const sched_step_t *step)
                      !(step->send_peer >= 0 && regions_overlap(next->dst, step->send));
     }
     for (size_t j = 0; j < req->nrecv; j++) {
-        const uint64_t tag = ucoll_tag(comm->id, req->seq, step->round, (uint32_t)j);
+        const uint64_t tag =
+            ucoll_tag(comm->id, req->seq, step->round, (uint32_t)j, j + 1 == req->nrecv);
         size_t off = j * rseg, n = step->recv.count - off < rseg ? step->recv.count - off : rseg;
         void *addr = n ? (char *)region_addr(req, step->recv) + off * esz : &empty;
         tp_irecv(tp, comm->world_rank[step->recv_peer], addr, n * esz,
-                 n ? req->memh[step->recv.buf] : NULL, tag, &req->recv_ops[j]);
+                 n ? req->memh[step->recv.buf] : NULL, tag, UCOLL_TAG_LAST_SEGMENT,
+                 &req->recv_ops[j]);
     }
     for (size_t j = 0; j < req->nsend; j++) {
-        const uint64_t tag = ucoll_tag(comm->id, req->seq, step->round, (uint32_t)j);
+        const uint64_t tag =
+            ucoll_tag(comm->id, req->seq, step->round, (uint32_t)j, j + 1 == req->nsend);
         size_t off = j * sseg, n = step->send.count - off < sseg ? step->send.count - off : sseg;
         const void *addr = n ? (char *)region_addr(req, step->send) + off * esz : &empty;
         tp_isend(tp, comm->world_rank[step->send_peer], addr, n * esz,
@@ -309,11 +312,21 @@ static ucoll_status_t advance_round(ucoll_request_t *req, const sched_step_t *st
         return st;
     if (req->fused && (st = reduce_arrived_segments(req, step)) != UCOLL_OK)
         return st;
+    /* a failed segment fails the round at once: its later segments may never come (a peer
+     * whose count is shorter by whole segments sends fewer) */
     int done = 1;
-    for (size_t j = 0; j < req->nrecv && done; j++)
-        done = req->recv_ops[j].done;
-    for (size_t j = 0; j < req->nsend && done; j++)
-        done = req->send_ops[j].done;
+    for (size_t j = 0; j < req->nrecv; j++) {
+        if (!req->recv_ops[j].done)
+            done = 0;
+        else if (req->recv_ops[j].status != UCOLL_OK)
+            return req->recv_ops[j].status;
+    }
+    for (size_t j = 0; j < req->nsend; j++) {
+        if (!req->send_ops[j].done)
+            done = 0;
+        else if (req->send_ops[j].status != UCOLL_OK)
+            return req->send_ops[j].status;
+    }
     if (!done) {
         tp_check_liveness(tp);
         if (tp_any_peer_failed(tp) && comm_has_failed_peer(req->comm))
@@ -322,14 +335,9 @@ static ucoll_status_t advance_round(ucoll_request_t *req, const sched_step_t *st
             return UCOLL_ERR_TIMED_OUT;
         return UCOLL_INPROGRESS;
     }
-    if (req->fused && (st = reduce_arrived_segments(req, step)) != UCOLL_OK)
-        return st;
-    st = UCOLL_OK;
-    for (size_t j = 0; j < req->nrecv && st == UCOLL_OK; j++)
-        st = req->recv_ops[j].status;
-    for (size_t j = 0; j < req->nsend && st == UCOLL_OK; j++)
-        st = req->send_ops[j].status;
-    return st;
+    if (req->fused)
+        return reduce_arrived_segments(req, step);
+    return UCOLL_OK;
 }
 
 ucoll_status_t exec_advance(ucoll_request_t *req)

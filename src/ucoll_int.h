@@ -19,19 +19,25 @@
 #define UCOLL_EXPORT __attribute__((visibility("default")))
 #endif
 
-/* tag layout: | comm id 12 | collective sequence number 20 | round 16 | segment 16 | */
+/* tag layout: | comm id 12 | collective sequence number 20 | round 16 | last 1 | segment 15 |
+ * "last" marks a message's final segment. Receives match with it masked out and then compare
+ * it: ranks called with counts that differ by whole segments would otherwise match every
+ * segment of the shorter message and see nothing wrong. */
 #define UCOLL_TAG_COMM_BITS 12
 #define UCOLL_TAG_SEQ_BITS 20
 #define UCOLL_TAG_ROUND_BITS 16
 #define UCOLL_TAG_SEG_BITS 16
 #define UCOLL_MAX_COMMS (1 << UCOLL_TAG_COMM_BITS)
-#define UCOLL_MAX_SEGMENTS 65535
+#define UCOLL_MAX_SEGMENTS 32767
+#define UCOLL_TAG_LAST_SEGMENT (UINT64_C(1) << 15)
 #define COMM_ID_WORDS (UCOLL_MAX_COMMS / 64)
 
-static inline uint64_t ucoll_tag(uint32_t comm_id, uint32_t seq, uint32_t round, uint32_t seg)
+static inline uint64_t ucoll_tag(uint32_t comm_id, uint32_t seq, uint32_t round, uint32_t seg,
+                                 int last_seg)
 {
     return ((uint64_t)comm_id << 52) | ((uint64_t)(seq & 0xFFFFFu) << 32) |
-           ((uint64_t)(round & 0xFFFFu) << 16) | (uint64_t)(seg & 0xFFFFu);
+           ((uint64_t)(round & 0xFFFFu) << 16) | (uint64_t)(seg & 0x7FFFu) |
+           (last_seg ? UCOLL_TAG_LAST_SEGMENT : 0);
 }
 
 /* configuration read from UCOLL_* environment variables at init (config.c) */

@@ -285,7 +285,8 @@ static void recv_cb(void *request, ucs_status_t status, const ucp_tag_recv_info_
     tp_op_t *op = user_data;
     (void)request;
     op->status = from_ucs(status);
-    if (status == UCS_OK && info->length != op->expected)
+    if (status == UCS_OK &&
+        (info->length != op->expected || (info->sender_tag & op->checked) != op->tag))
         op->status = UCOLL_ERR_TRUNCATED;
     op->done = 1;
 }
@@ -314,6 +315,7 @@ static void op_reset(tp_ctx_t *tp, tp_op_t *op, int peer, size_t len)
     op->ucp_req = NULL;
     op->tp = tp;
     op->is_recv = 0;
+    op->tag = op->checked = 0;
 }
 
 ucoll_status_t tp_isend(tp_ctx_t *tp, int peer, const void *buf, size_t len, void *memh,
@@ -338,10 +340,12 @@ ucoll_status_t tp_isend(tp_ctx_t *tp, int peer, const void *buf, size_t len, voi
 }
 
 ucoll_status_t tp_irecv(tp_ctx_t *tp, int peer, void *buf, size_t len, void *memh, uint64_t tag,
-                        tp_op_t *op)
+                        uint64_t checked, tp_op_t *op)
 {
     op_reset(tp, op, peer, len);
     op->is_recv = 1; /* tp_abandon cancels it */
+    op->checked = checked;
+    op->tag = tag & checked;
     ucp_request_param_t param;
     memset(&param, 0, sizeof(param));
     /* always through the callback: UCX 1.13 leaves recv_info unset on immediate completion,
@@ -354,7 +358,7 @@ ucoll_status_t tp_irecv(tp_ctx_t *tp, int peer, void *buf, size_t len, void *mem
         param.op_attr_mask |= UCP_OP_ATTR_FIELD_MEMH;
         param.memh = memh;
     }
-    ucs_status_ptr_t req = ucp_tag_recv_nbx(tp->worker, buf, len, tag, ~UINT64_C(0), &param);
+    ucs_status_ptr_t req = ucp_tag_recv_nbx(tp->worker, buf, len, tag, ~checked, &param);
     return finish_post(op, req);
 }
 

@@ -18,6 +18,7 @@ typedef struct {
     volatile int done;      /* 1 once complete (successfully or not) */
     ucoll_status_t status;  /* valid when done */
     size_t expected;        /* bytes posted */
+    uint64_t tag, checked;  /* receive: tag bits in `checked` must equal these after a match */
     int peer;
     int is_recv;
     void *ucp_req;          /* UCP request while in flight */
@@ -63,9 +64,10 @@ void tp_destroy(tp_ctx_t *tp);
 ucoll_status_t tp_isend(tp_ctx_t *tp, int peer, const void *buf, size_t len, void *memh,
                         uint64_t tag, tp_op_t *op);
 /* receives exactly len bytes with this tag (from peer, which is recorded for failure checks);
- * a message of another length completes the op with UCOLL_ERR_TRUNCATED */
+ * the tag bits in `checked` are left out of matching and compared after it. A message of
+ * another length, or whose `checked` bits differ, completes the op with UCOLL_ERR_TRUNCATED. */
 ucoll_status_t tp_irecv(tp_ctx_t *tp, int peer, void *buf, size_t len, void *memh, uint64_t tag,
-                        tp_op_t *op);
+                        uint64_t checked, tp_op_t *op);
 /* ends an op: frees its UCP request; an incomplete receive is cancelled, an incomplete send is
  * released to finish inside UCX (its buffer must stay valid until then: only error paths do
  * this). Afterwards op->done is 1 and no callback touches op any more. */

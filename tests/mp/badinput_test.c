@@ -17,7 +17,9 @@
  *
  * Mismatched counts (the one case where ranks disagree): a bcast where rank 1's count is
  * smaller, then larger, than the root's; an allreduce where the last rank's count is smaller;
- * a segmented bcast (several UCOLL_SEGMENT_SIZE pieces) where rank 1's count is smaller.
+ * a segmented bcast (several UCOLL_SEGMENT_SIZE pieces) where rank 1's count is smaller; bcasts
+ * and an allreduce whose counts differ by whole segments (same segment lengths, one fewer or
+ * more of them).
  * Asserted, and why:
  *   - the rank that receives a message of the wrong length gets UCOLL_ERR_TRUNCATED: in the
  *     unsegmented bcasts that is rank 1, whose parent in every bcast tree is a rank with the
@@ -716,11 +718,20 @@ static void test_mismatch(ucoll_comm_t *w)
              g_rank == 1 ? n + n / 2 : n, n, 1);
     mismatch(w, "allreduce, last rank's count 4 < the others' 8", UCOLL_COLL_ALLREDUCE,
              g_rank == g_size - 1 ? 4 : 8, 8, -1);
-    /* several segments of UCOLL_SEGMENT_SIZE (64 KiB by default): 320 KiB at the root,
-     * 192 KiB at rank 1 */
-    const size_t big = 80 * 1024;
-    mismatch(w, "segmented bcast, rank 1's count 48 Ki < the root's 80 Ki", UCOLL_COLL_BCAST,
-             g_rank == 1 ? big * 3 / 5 : big, big, -1);
+    /* several segments of UCOLL_SEGMENT_SIZE (256 KiB by default): 5 segments' worth at the
+     * root, 3 at rank 1, so the last segments differ in length */
+    const char *env = getenv("UCOLL_SEGMENT_SIZE");
+    const size_t seg = env != NULL && atol(env) >= 64 ? (size_t)atol(env) / 4 : 262144 / 4;
+    mismatch(w, "segmented bcast, rank 1's count 3/5 of the root's", UCOLL_COLL_BCAST,
+             g_rank == 1 ? seg * 3 : seg * 5, seg * 5, -1);
+    /* counts that differ by whole segments: every segment of the shorter message has the
+     * length of the longer one's; only the tag's last-segment flag tells them apart */
+    mismatch(w, "segmented bcast, rank 1's count one whole segment shorter", UCOLL_COLL_BCAST,
+             g_rank == 1 ? seg : 2 * seg, 2 * seg, 1);
+    mismatch(w, "segmented bcast, rank 1's count one whole segment longer", UCOLL_COLL_BCAST,
+             g_rank == 1 ? 3 * seg : 2 * seg, 2 * seg, 1);
+    mismatch(w, "segmented allreduce, last rank's count two whole segments shorter",
+             UCOLL_COLL_ALLREDUCE, g_rank == g_size - 1 ? 2 * seg : 4 * seg, 4 * seg, -1);
 }
 
 /* ---------------------------------------------------------------- a late rank */
