@@ -63,7 +63,8 @@ static void comm_kill(ucoll_comm_t *comm)
     comm->magic = COMM_DEAD;
 }
 
-/* blob = 64-byte host name, 8-byte process id, then the worker address */
+/* two exchanges at init: first each rank's 64-byte host name and 8-byte process id (which
+ * ranks share this host decides how UCX is set up), then the UCP worker addresses */
 #define HOST_BYTES 64
 #define PID_BYTES 8
 #define HEAD_BYTES (HOST_BYTES + PID_BYTES)
@@ -73,7 +74,7 @@ static ucoll_status_t init_common(bootstrap_t *bs, ucoll_comm_t **world)
     ucoll_ctx_t *ctx = calloc(1, sizeof(*ctx));
     void **blobs = NULL;
     size_t *lens = NULL;
-    char *blob = NULL;
+    char head[HEAD_BYTES];
     const void **addrs = NULL;
     size_t *addr_lens = NULL;
     long *local_pid = NULL;
@@ -86,42 +87,55 @@ static ucoll_status_t init_common(bootstrap_t *bs, ucoll_comm_t **world)
     ctx->bs = bs;
     if ((st = config_read(&ctx->cfg)) != UCOLL_OK)
         goto fail;
-    if ((st = tp_create(bs->rank, bs->size, bs->local_size, ctx->cfg.yield, &ctx->tp)) != UCOLL_OK)
-        goto fail;
 
-    const void *addr;
-    size_t addr_len;
-    tp_local_address(ctx->tp, &addr, &addr_len);
-    blob = calloc(1, HEAD_BYTES + addr_len);
     addrs = calloc((size_t)bs->size, sizeof(*addrs));
     addr_lens = calloc((size_t)bs->size, sizeof(*addr_lens));
     local_pid = calloc((size_t)bs->size, sizeof(*local_pid));
-    if (blob == NULL || addrs == NULL || addr_lens == NULL || local_pid == NULL) {
+    if (addrs == NULL || addr_lens == NULL || local_pid == NULL) {
         st = UCOLL_ERR_NO_MEMORY;
         goto fail;
     }
-    gethostname(blob, HOST_BYTES - 1);
+    memset(head, 0, sizeof(head));
+    gethostname(head, HOST_BYTES - 1);
     int64_t my_pid = (int64_t)getpid();
-    memcpy(blob + HOST_BYTES, &my_pid, PID_BYTES);
-    memcpy(blob + HEAD_BYTES, addr, addr_len);
-    if ((st = bs->allgatherv(bs, blob, HEAD_BYTES + addr_len, &blobs, &lens)) != UCOLL_OK)
+    memcpy(head + HOST_BYTES, &my_pid, PID_BYTES);
+    if ((st = bs->allgatherv(bs, head, HEAD_BYTES, &blobs, &lens)) != UCOLL_OK)
         goto fail;
     int local = 0;
     for (int i = 0; i < bs->size; i++) {
-        if (lens[i] <= HEAD_BYTES) {
+        if (lens[i] != HEAD_BYTES) {
             st = UCOLL_ERR_BOOTSTRAP;
             goto fail;
         }
-        if (strncmp(blobs[i], blob, HOST_BYTES) == 0) {
+        if (strncmp(blobs[i], head, HOST_BYTES) == 0) {
             int64_t pid;
             memcpy(&pid, (char *)blobs[i] + HOST_BYTES, PID_BYTES);
             local_pid[i] = (long)pid;
             local++;
         }
-        addrs[i] = (char *)blobs[i] + HEAD_BYTES;
-        addr_lens[i] = lens[i] - HEAD_BYTES;
     }
-    tp_set_local_ranks(ctx->tp, local);
+    bootstrap_free_blobs(bs->size, blobs, lens);
+    blobs = NULL;
+    lens = NULL;
+    /* every rank on this host, watched by process id: no UCX rendezvous, see transport.h */
+    const int eager_only = ctx->cfg.failure == TP_FAILURE_AUTO && local == bs->size;
+    if ((st = tp_create(bs->rank, bs->size, local, ctx->cfg.yield, eager_only, &ctx->tp)) !=
+        UCOLL_OK)
+        goto fail;
+
+    const void *addr;
+    size_t addr_len;
+    tp_local_address(ctx->tp, &addr, &addr_len);
+    if ((st = bs->allgatherv(bs, addr, addr_len, &blobs, &lens)) != UCOLL_OK)
+        goto fail;
+    for (int i = 0; i < bs->size; i++) {
+        if (lens[i] == 0) {
+            st = UCOLL_ERR_BOOTSTRAP;
+            goto fail;
+        }
+        addrs[i] = blobs[i];
+        addr_lens[i] = lens[i];
+    }
     if ((st = tp_connect(ctx->tp, addrs, addr_lens, local_pid, ctx->cfg.failure)) != UCOLL_OK)
         goto fail;
 
@@ -151,7 +165,6 @@ static ucoll_status_t init_common(bootstrap_t *bs, ucoll_comm_t **world)
     if ((st = select_measure_network(ctx)) != UCOLL_OK)
         goto fail;
     bootstrap_free_blobs(bs->size, blobs, lens);
-    free(blob);
     free(addrs);
     free(addr_lens);
     free(local_pid);
@@ -161,7 +174,6 @@ static ucoll_status_t init_common(bootstrap_t *bs, ucoll_comm_t **world)
 
 fail:
     bootstrap_free_blobs(bs->size, blobs, lens);
-    free(blob);
     free(addrs);
     free(addr_lens);
     free(local_pid);

@@ -24,6 +24,7 @@ struct tp_peer {
     ucp_ep_h ep;
     int failed;
     long probe_pid; /* > 0: on this host without UCX error handling: probe this process */
+    int ucx_errh;   /* the endpoint has UCX peer error handling */
     tp_ctx_t *tp;
 };
 
@@ -89,7 +90,7 @@ static int count_cpus(void)
 }
 
 ucoll_status_t tp_create(int rank, int nranks, int local_ranks, tp_yield_mode_t yield_mode,
-                         tp_ctx_t **out)
+                         int eager_only, tp_ctx_t **out)
 {
     tp_ctx_t *tp = calloc(1, sizeof(*tp));
     ucp_config_t *config = NULL;
@@ -113,6 +114,11 @@ ucoll_status_t tp_create(int rank, int nranks, int local_ranks, tp_yield_mode_t 
     st = ucp_config_read(NULL, NULL, &config);
     if (st != UCS_OK)
         goto err_ucs;
+    if (eager_only && getenv("UCX_RNDV_THRESH") == NULL &&
+        (st = ucp_config_modify(config, "RNDV_THRESH", "inf")) != UCS_OK) {
+        ucp_config_release(config);
+        goto err_ucs;
+    }
     st = ucp_init(&params, config, &tp->context);
     ucp_config_release(config);
     if (st != UCS_OK)
@@ -139,11 +145,6 @@ err_ucs:
 err_nomem:
     tp_destroy(tp);
     return UCOLL_ERR_NO_MEMORY;
-}
-
-void tp_set_local_ranks(tp_ctx_t *tp, int local_ranks)
-{
-    tp->oversubscribed = local_ranks > count_cpus();
 }
 
 ucoll_status_t tp_local_address(tp_ctx_t *tp, const void **addr, size_t *len)
@@ -179,6 +180,7 @@ ucoll_status_t tp_connect(tp_ctx_t *tp, const void *const *addrs, const size_t *
             ep_params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
             ep_params.err_handler.cb = ep_error_cb;
             ep_params.err_handler.arg = &tp->peers[i];
+            tp->peers[i].ucx_errh = 1;
         } else if (mode == TP_FAILURE_AUTO && i != tp->rank) {
             tp->peers[i].probe_pid = local_pid[i];
             tp->nprobed++;
@@ -249,7 +251,11 @@ void tp_destroy(tp_ctx_t *tp)
             ucp_request_param_t param;
             memset(&param, 0, sizeof(param));
             param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-            param.flags = tp->peers[i].failed ? UCP_EP_CLOSE_FLAG_FORCE : 0;
+            /* a flushing close waits for the peer: forever for a stopped one, and after a
+             * dead one UCX 1.13 asserted (ucp_ep.c:437 proto_reqs) in ucp_worker_destroy.
+             * Finalize has passed its barrier (or given up on a peer), so nothing is owed. */
+            param.flags = tp->peers[i].failed || tp->peers[i].ucx_errh ? UCP_EP_CLOSE_FLAG_FORCE
+                                                                       : 0;
             wait_request(tp, ucp_ep_close_nbx(tp->peers[i].ep, &param));
         }
     }
