@@ -109,14 +109,26 @@ ucoll_status_t select_algorithm(ucoll_comm_t *comm, ucoll_coll_t coll, ucoll_op_
     if (*alg != NULL && (commutative || ((*alg)->flags & ALG_ORDER_PRESERVING)))
         return UCOLL_OK;
     /* auto, or a reordering algorithm chosen for a non-commutative op */
-    if (coll == UCOLL_COLL_EXSCAN)
-        return auto_exscan(comm, op, dtype, count, alg, param);
-    const ucoll_config_t *cfg = &comm->ctx->cfg;
-    const size_t bytes = coll == UCOLL_COLL_BARRIER ? 0 : count * dtype_size(dtype);
-    *alg = alg_lookup(coll,
-                      cost_auto_fixed(coll, bytes, commutative, cfg->reduce_rhrd_min,
-                                      cfg->allreduce_rhrd_min),
-                      param);
+    struct auto_choice *last = &comm->last_auto[coll];
+    if (last->valid && last->op == op && last->dtype == dtype && last->count == count &&
+        last->commutative == commutative) {
+        *alg = last->alg;
+        *param = last->param;
+        return UCOLL_OK;
+    }
+    if (coll == UCOLL_COLL_EXSCAN) {
+        ucoll_status_t st = auto_exscan(comm, op, dtype, count, alg, param);
+        if (st != UCOLL_OK)
+            return st;
+    } else {
+        const ucoll_config_t *cfg = &comm->ctx->cfg;
+        const size_t bytes = coll == UCOLL_COLL_BARRIER ? 0 : count * dtype_size(dtype);
+        *alg = alg_lookup(coll,
+                          cost_auto_fixed(coll, bytes, commutative, cfg->reduce_rhrd_min,
+                                          cfg->allreduce_rhrd_min),
+                          param);
+    }
+    *last = (struct auto_choice){1, commutative, op, dtype, count, *alg, *param};
     return UCOLL_OK;
 }
 

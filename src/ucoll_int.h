@@ -79,6 +79,15 @@ struct ucoll_comm {
      * (op, dtype) agreed by every rank of the comm */
     sched_figures_t *exscan_figs;
     int have_exscan_figs;
+    /* auto's last choice per collective: repeated calls skip the cost model and the lookup */
+    struct auto_choice {
+        int valid, commutative; /* (a freed op's handle may come back non-commutative) */
+        ucoll_op_t op;
+        ucoll_dtype_t dtype;
+        size_t count;
+        const alg_desc_t *alg;
+        int param;
+    } last_auto[UCOLL_NCOLLS];
     struct gamma_entry {
         ucoll_op_t op;
         ucoll_dtype_t dtype;
