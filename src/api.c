@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static ucoll_ctx_t *g_ctx; /* the one live context of this process */
@@ -63,11 +64,32 @@ static void comm_kill(ucoll_comm_t *comm)
     comm->magic = COMM_DEAD;
 }
 
-/* two exchanges at init: first each rank's 64-byte host name and 8-byte process id (which
- * ranks share this host decides how UCX is set up), then the UCP worker addresses */
-#define HOST_BYTES 64
+/* two exchanges at init: first each rank's machine identity and process id (which ranks
+ * share this host decides how UCX is set up), then the UCP worker addresses.
+ * Machine identity (HOST_BYTES): the host name, the kernel's boot id and the inode of the pid
+ * namespace, so that containers sharing a host name, or one machine's pid namespaces, are not
+ * taken for one host whose process ids can be probed. */
+#define HOST_BYTES 128
 #define PID_BYTES 8
 #define HEAD_BYTES (HOST_BYTES + PID_BYTES)
+
+static void machine_identity(char id[HOST_BYTES])
+{
+    char host[64] = "", boot[40] = "";
+    struct stat ns;
+    memset(id, 0, HOST_BYTES);
+    gethostname(host, sizeof(host) - 1);
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (f != NULL) {
+        if (fgets(boot, sizeof(boot), f) == NULL)
+            boot[0] = '\0';
+        fclose(f);
+        boot[strcspn(boot, "\n")] = '\0';
+    }
+    unsigned long long pidns = stat("/proc/self/ns/pid", &ns) == 0 ? (unsigned long long)ns.st_ino
+                                                                  : 0;
+    snprintf(id, HOST_BYTES, "%s|%s|%llu", host, boot, pidns);
+}
 
 static ucoll_status_t init_common(bootstrap_t *bs, ucoll_comm_t **world)
 {
@@ -96,7 +118,7 @@ static ucoll_status_t init_common(bootstrap_t *bs, ucoll_comm_t **world)
         goto fail;
     }
     memset(head, 0, sizeof(head));
-    gethostname(head, HOST_BYTES - 1);
+    machine_identity(head);
     int64_t my_pid = (int64_t)getpid();
     memcpy(head + HOST_BYTES, &my_pid, PID_BYTES);
     if ((st = bs->allgatherv(bs, head, HEAD_BYTES, &blobs, &lens)) != UCOLL_OK)
@@ -107,7 +129,7 @@ static ucoll_status_t init_common(bootstrap_t *bs, ucoll_comm_t **world)
             st = UCOLL_ERR_BOOTSTRAP;
             goto fail;
         }
-        if (strncmp(blobs[i], head, HOST_BYTES) == 0) {
+        if (memcmp(blobs[i], head, HOST_BYTES) == 0) {
             int64_t pid;
             memcpy(&pid, (char *)blobs[i] + HOST_BYTES, PID_BYTES);
             local_pid[i] = (long)pid;
