@@ -1070,6 +1070,14 @@ static int expect_split(const tcomm_t *parent, rule_t rule, int *members, int *n
 
 /* splits parent by rule into tc and checks size, rank, NULL for color < 0 and the members
  * (by an allreduce of world ranks on the new communicator); returns 1 if tc->comm is usable */
+/* do_split's result when there is no communicator: tc holds nothing to free */
+static int no_split(tcomm_t *tc)
+{
+    free(tc->members);
+    tc->members = NULL;
+    return 0;
+}
+
 static int do_split(const tcomm_t *parent, rule_t rule, const char *label, tcomm_t *tc)
 {
     char name[160];
@@ -1084,14 +1092,14 @@ static int do_split(const tcomm_t *parent, rule_t rule, const char *label, tcomm
     ucoll_status_t st = ucoll_comm_split(parent->comm, rule_color(rule, parent->rank),
                                          rule_key(rule, parent->rank), &nc);
     if (!expect_st(st, UCOLL_OK, name, "ucoll_comm_split"))
-        return 0;
+        return no_split(tc);
     if (n == 0) {
         check(nc == NULL, name, "color < 0 gave newcomm %p, expected NULL", (void *)nc);
-        return 0;
+        return no_split(tc);
     }
     if (!check(nc != NULL && nc != (ucoll_comm_t *)(void *)&not_a_comm, name,
                "color >= 0 gave no communicator"))
-        return 0;
+        return no_split(tc);
     tc->comm = nc;
     tc->rank = ucoll_comm_rank(nc);
     tc->size = ucoll_comm_size(nc);
