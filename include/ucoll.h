@@ -17,8 +17,17 @@
  *   algorithm whatever algorithm is selected.
  * - UCOLL_IN_PLACE as sendbuf: the input is taken from recvbuf (for reduce: at the root).
  *
- * Errors. Every call reports through its status; the library never aborts or exits, and prints
- * (to stderr) only when ucoll_init meets a bad UCOLL_* or UCX setting.
+ * - Logical ops (LAND, LOR, LXOR) give 0 or 1 wherever two operands were combined; where a
+ *   result is one rank's own input (scan at rank 0, exscan at rank 1, a 1-rank reduce) it is
+ *   that input unchanged, as in MPI.
+ *
+ * Errors. Every call reports through its status; ucoll itself never aborts or exits, and prints
+ * (to stderr) only when ucoll_init meets a bad UCOLL_* or UCX setting. UCX can abort the
+ * process on an error of an endpoint without UCX error handling (a peer on this host under
+ * the default failure detection). ucoll avoids the one such case it knows of (a peer dying
+ * during a zero-copy rendezvous) by using no rendezvous when every rank is on one host; in a
+ * job spanning hosts, the peers on the same host still use it (UCOLL_FAILURE_DETECTION=ucx
+ * removes the risk, at the cost of TCP between ranks on one host).
  * - UCOLL_ERR_INVALID_ARG, found on the calling rank before anything is sent: NULL buffers
  *   with count > 0 (a reduce's recvbuf may be NULL off the root), UCOLL_IN_PLACE without a
  *   recvbuf, an unknown dtype or op (a freed user op included), a bitwise or logical op on
