@@ -314,4 +314,150 @@ else
     fail "make install DESTDIR=$DEST" "$LOGDIR/install.log"
 fi
 
+# ---------------------------------------------------------------- robustness (issue 7)
+# fault: tests/mp/run_fault.sh launches tests/mp/fault_test once per repetition (a killed rank
+# ends its launch), under mpirun --enable-recovery with UCOLL_TIMEOUT=5 and
+# UCX_KEEPALIVE_INTERVAL=1s; in every launch one rank dies by SIGKILL at a random point (and in
+# one more launch stops, SIGSTOP) and every survivor must report PEER_FAILED or TIMED_OUT
+# within 10 s and get through ucoll_finalize. The script is one test. Once more with UCX peer
+# error handling on every endpoint (UCOLL_FAILURE_DETECTION=ucx) instead of process-id probes.
+# badinput: the bad-argument matrix and mismatched counts (UCOLL_TIMEOUT=3: some ranks wait for
+# ranks that gave up). stress: 10000 random calls of every kind, checked, RSS within 10 %.
+section "robustness: a dead rank, bad input, a long random mix"
+fault_reps=10 stress_ops=10000 stress_warm=2000
+[ "$quick" = 0 ] || fault_reps=2 stress_ops=1000 stress_warm=200
+run_job "fault: SIGKILL of a rank, np=4, $fault_reps launches" none 400 "" \
+    tests/mp/run_fault.sh --np 4 --reps "$fault_reps" --seed 1
+run_job "fault: SIGKILL of a rank, np=7, $fault_reps launches" none 500 "" \
+    tests/mp/run_fault.sh --np 7 --reps "$fault_reps" --seed 101
+run_job "fault: SIGKILL of a rank, np=4, UCOLL_FAILURE_DETECTION=ucx" none 400 \
+    "UCOLL_FAILURE_DETECTION=ucx" tests/mp/run_fault.sh --np 4 --reps "$fault_reps" --seed 201
+run_job "badinput np=4" 4 300 "UCOLL_TIMEOUT=3" tests/mp/badinput_test
+run_job "stress np=8: $stress_ops calls" 8 1200 "" \
+    tests/mp/stress_test --expect-size 8 --ops "$stress_ops" --warmup-ops "$stress_warm" \
+    "${MP_ALGS[@]}"
+
+# ---------------------------------------------------------------- Slurm (issue 7, item 5)
+# A private single-node Slurm (tests/slurm/slurm-up.sh: munged, slurmctld, slurmd, all under
+# $LOGDIR/slurm, MpiDefault=pmix) runs mp_test under `srun --mpi=pmix`: ucoll bootstraps through
+# Slurm's PMIx server instead of mpirun's. The daemons are stopped by pid at the end
+# (tests/slurm/slurm-down.sh). A cluster that does not come up is a failed test.
+section "multi-process tests under Slurm (srun --mpi=pmix)"
+SLURM_DIR="$LOGDIR/slurm"
+slurm_up_args=()
+[ "$install" = 1 ] || slurm_up_args=(--no-install)
+trap 'tests/slurm/slurm-down.sh "$SLURM_DIR" >/dev/null 2>&1' EXIT
+if tests/slurm/slurm-up.sh "${slurm_up_args[@]}" "$SLURM_DIR" >"$LOGDIR/slurm-up.log" 2>&1
+then
+    slurm_what=$(tail -n 1 "$LOGDIR/slurm-up.log" | sed 's/^slurm-up: cluster ready: //; s/;.*//')
+    pass "slurm: single-node cluster up ($slurm_what)"
+    export SLURM_CONF="$SLURM_DIR/slurm.conf"
+    # srun_mp NP SECONDS [MP_TEST_OPTIONS]: mp_test on NP tasks under srun, as one test. srun
+    # runs in ucoll_launch's process group under `timeout` (np "none": no mpirun); more tasks
+    # than cores need --overcommit; one failing task ends the step (--kill-on-bad-exit).
+    srun_mp() {
+        local np=$1 secs=$2
+        shift 2
+        run_job "srun mp_test np=$np" none "$secs" "" \
+            srun --mpi=pmix --overcommit --kill-on-bad-exit=1 --immediate=60 -n "$np" \
+            tests/mp/mp_test "${MP_ALGS[@]}" --expect-size "$np" "$@"
+    }
+    if [ "$quick" = 1 ]; then
+        for np in 1 2 3; do
+            srun_mp "$np" 300 --counts 0,1,7,1000
+        done
+    else
+        for np in 1 2 3 4 5 8; do
+            srun_mp "$np" 600 --counts 0,1,7,1000,20000
+        done
+    fi
+    unset SLURM_CONF
+    if tests/slurm/slurm-down.sh "$SLURM_DIR" >"$LOGDIR/slurm-down.log" 2>&1; then
+        pass "slurm: daemons stopped by pid (slurmd, slurmctld, munged)"
+    else
+        fail "slurm: daemons stopped by pid (tests/slurm/slurm-down.sh)" "$LOGDIR/slurm-down.log"
+    fi
+else
+    fail "slurm: single-node cluster up (tests/slurm/slurm-up.sh; nothing ran under srun)" \
+        "$LOGDIR/slurm-up.log"
+fi
+trap - EXIT
+
+# ---------------------------------------------------------------- sanitizers (issue 7, item 3)
+# The Check unit tests and mp_test at np = 2 and 3 from an ASan+UBSan build (tests/sanitize.sh:
+# out of tree, in build/asan), then mp_test at np = 2 with each rank under valgrind's memcheck
+# (the normal build). Any report fails the test; the only suppressions are PMIx's own leaks
+# (tests/asan.supp, tests/valgrind.supp).
+# shellcheck source=tests/sanitize.sh
+. tests/sanitize.sh
+section "sanitizers: ASan + UBSan build (build/asan)"
+SAN_DIR="$PWD/build/asan"
+san_t0=$SECONDS
+if ucoll_san_build "$PWD" "$SAN_DIR" "$LOGDIR/asan-build.log"; then
+    pass "asan+ubsan build in $SAN_DIR/obj ($((SECONDS - san_t0)) s): CFLAGS=$UCOLL_SAN_CFLAGS"
+
+    section "sanitizers: unit tests (Check) under ASan + UBSan"
+    # CK_FORK=no: one process per program, as forking an ASan process for every test is slow;
+    # CK_EXCLUDE_TAGS=long leaves out check_schedules' p <= 4096 sweep (the code the p <= 256
+    # tests run, tens of minutes under ASan)
+    san_t0=$SECONDS
+    rm -f "$SAN_DIR"/obj/tests/unit/*.log "$SAN_DIR"/obj/tests/unit/*.trs
+    (
+        for kv in $UCOLL_SAN_ENVS CK_FORK=no CK_EXCLUDE_TAGS=long; do export "${kv?}"; done
+        cd "$SAN_DIR/obj" && timeout -k 5 1200 make -j2 check
+    ) >"$LOGDIR/asan-check.log" 2>&1
+    san_rc=$?
+    san_n=0
+    for f in "$SAN_DIR"/obj/tests/unit/*.log; do
+        [ -f "$f" ] || continue
+        t=$(basename "$f" .log)
+        cp "$f" "$LOGDIR/asan-unit-$t.log"
+        san_n=$((san_n + 1))
+        checks=$(grep -o -E 'Checks: [0-9]+, Failures: [0-9]+, Errors: [0-9]+' "$f" | tail -n 1)
+        if grep -q '^:test-result: PASS' "$SAN_DIR/obj/tests/unit/$t.trs" 2>/dev/null &&
+            ! grep -q -E 'ERROR: [A-Za-z]+Sanitizer|runtime error:' "$f"; then
+            pass "asan+ubsan: $t: $checks"
+        else
+            fail "asan+ubsan: $t: ${checks:-no Check summary}" "$LOGDIR/asan-unit-$t.log"
+        fi
+    done
+    echo "      ($((SECONDS - san_t0)) s)"
+    if [ "$san_n" = 0 ] || { [ "$san_rc" != 0 ] && [ "$san_rc" != 2 ]; }; then
+        fail "asan+ubsan: make check (status $san_rc, $san_n logs)" "$LOGDIR/asan-check.log"
+    fi
+
+    section "sanitizers: multi-process tests under ASan + UBSan"
+    SAN_MP="$SAN_DIR/obj/tests/mp/mp_test"
+    if [ "$quick" = 1 ]; then
+        run_job "asan+ubsan: mp_test np=2" 2 600 "$UCOLL_SAN_ENVS" \
+            "$SAN_MP" "${MP_ALGS[@]}" --expect-size 2 --counts 0,1,7,1000
+    else
+        # every message by rendezvous on 2 ranks; the default protocols and counts on 3
+        run_job "asan+ubsan: mp_test np=2 UCX_RNDV_THRESH=0" 2 900 \
+            "$UCOLL_SAN_ENVS UCX_RNDV_THRESH=0" \
+            "$SAN_MP" "${MP_ALGS[@]}" --expect-size 2 --counts 0,1,7,1000,20000
+        run_job "asan+ubsan: mp_test np=3" 3 900 "$UCOLL_SAN_ENVS" \
+            "$SAN_MP" "${MP_ALGS[@]}" --expect-size 3
+    fi
+else
+    fail "asan+ubsan build (tests/sanitize.sh) in $SAN_DIR" "$LOGDIR/asan-build.log"
+fi
+
+section "valgrind (memcheck) on every rank"
+if [ "$install" = 1 ] && ! command -v valgrind >/dev/null 2>&1; then
+    UCOLL_DEB_PACKAGES=valgrind ucoll_need_packages >"$LOGDIR/valgrind-install.log" 2>&1
+fi
+if command -v valgrind >/dev/null 2>&1; then
+    # the normal build; libtool's execute mode runs valgrind on the real program, not the
+    # wrapper script. A smaller case list: valgrind slows everything tens of times.
+    vg_counts=0,1,7,1000,20000
+    [ "$quick" = 0 ] || vg_counts=0,1,7
+    run_job "valgrind: mp_test np=2 (memcheck, leaks)" 2 900 "UCOLL_TIMEOUT=600" \
+        ./libtool --mode=execute "${UCOLL_VALGRIND[@]}" tests/mp/mp_test "${MP_ALGS[@]}" \
+        --expect-size 2 --counts "$vg_counts" \
+        --algs linear,recursive-doubling,roughly-halving,binomial,doubling,dissemination,auto
+else
+    fail "valgrind: not installed (apt-get install valgrind)" "$LOGDIR/valgrind-install.log"
+fi
+
 finish
