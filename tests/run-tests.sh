@@ -324,7 +324,7 @@ fi
 # badinput: the bad-argument matrix and mismatched counts (UCOLL_TIMEOUT=3: some ranks wait for
 # ranks that gave up). stress: 10000 random calls of every kind, checked, RSS within 10 %.
 section "robustness: a dead rank, bad input, a long random mix"
-fault_reps=10 stress_ops=10000 stress_warm=2000
+fault_reps=20 stress_ops=10000 stress_warm=2000
 [ "$quick" = 0 ] || fault_reps=2 stress_ops=1000 stress_warm=200
 run_job "fault: SIGKILL of a rank, np=4, $fault_reps launches" none 400 "" \
     tests/mp/run_fault.sh --np 4 --reps "$fault_reps" --seed 1
