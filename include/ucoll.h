@@ -37,7 +37,9 @@
  *   communicator works afterwards. Because the check is local, a call that is bad on some
  *   ranks only (a NULL recvbuf at the root alone) leaves the communicator out of step: its
  *   later collectives may fail, time out or deliver wrong data.
- * - UCOLL_ERR_STATE: use after ucoll_finalize or ucoll_comm_free, a second ucoll_init or
+ * - UCOLL_ERR_STATE: use after ucoll_finalize or ucoll_comm_free (a freed communicator is
+ *   recognised while it is among the last 1024 freed; older ones are released, and using
+ *   them is undefined, as with any freed object), a second ucoll_init or
  *   ucoll_finalize, ucoll_start of a nonblocking or still active request, ucoll_request_free
  *   of an active one. Before ucoll_init there is no communicator: a NULL comm is INVALID_ARG.
  * - Errors of a collective in flight; a nonblocking one reports them from ucoll_test or

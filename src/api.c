@@ -273,6 +273,13 @@ UCOLL_EXPORT ucoll_status_t ucoll_finalize(ucoll_comm_t *world)
         g_dead_comms = c;
     }
     ctx->comms = NULL;
+    for (ucoll_comm_t *c = ctx->freed_head, *next; c != NULL; c = next) {
+        next = c->next;
+        c->ctx = NULL;
+        c->next = g_dead_comms;
+        g_dead_comms = c;
+    }
+    ctx->freed_head = ctx->freed_tail = NULL;
     tp_destroy(ctx->tp);
     ctx->bs->finalize(ctx->bs);
     free(ctx);
@@ -409,7 +416,37 @@ UCOLL_EXPORT ucoll_status_t ucoll_comm_free(ucoll_comm_t *comm)
     for (ucoll_request_t *r = comm->ctx->active; r != NULL; r = r->next_active)
         if (r->comm == comm)
             return UCOLL_ERR_STATE; /* collectives still running on it */
-    comm->ctx->comm_ids_used[comm->id / 64] &= ~(UINT64_C(1) << (comm->id % 64));
-    comm_kill(comm); /* stays in the context's list, dead */
+    ucoll_ctx_t *ctx = comm->ctx;
+    ctx->comm_ids_used[comm->id / 64] &= ~(UINT64_C(1) << (comm->id % 64));
+    comm_kill(comm);
+    /* off the live list, onto the end of the freed ones */
+    ucoll_comm_t **p = &ctx->comms;
+    while (*p != comm)
+        p = &(*p)->next;
+    *p = comm->next;
+    comm->next = NULL;
+    if (ctx->freed_tail != NULL)
+        ctx->freed_tail->next = comm;
+    else
+        ctx->freed_head = comm;
+    ctx->freed_tail = comm;
+    ctx->nfreed++;
+    /* beyond the quarantine, release the one freed longest ago that no request refers to */
+    if (ctx->nfreed > COMM_QUARANTINE) {
+        for (p = &ctx->freed_head; *p != NULL; p = &(*p)->next) {
+            ucoll_comm_t *c = *p;
+            if (coll_comm_has_requests(c))
+                continue;
+            *p = c->next;
+            if (ctx->freed_tail == c) {
+                ctx->freed_tail = NULL;
+                for (ucoll_comm_t *t = ctx->freed_head; t != NULL; t = t->next)
+                    ctx->freed_tail = t;
+            }
+            free(c);
+            ctx->nfreed--;
+            break;
+        }
+    }
     return UCOLL_OK;
 }

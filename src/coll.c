@@ -341,6 +341,14 @@ UCOLL_EXPORT ucoll_status_t ucoll_wait(ucoll_request_t *req)
     return req->active ? request_wait(req) : req->status;
 }
 
+int coll_comm_has_requests(const ucoll_comm_t *comm)
+{
+    for (const ucoll_request_t *r = live_requests; r != NULL; r = r->next_live)
+        if (r->comm == comm)
+            return 1;
+    return 0;
+}
+
 void coll_release_requests(ucoll_ctx_t *ctx)
 {
     for (ucoll_request_t *r = live_requests; r != NULL; r = r->next_live)

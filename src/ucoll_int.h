@@ -60,6 +60,9 @@ const config_var_t *config_vars(size_t *n);
 typedef struct ucoll_ctx ucoll_ctx_t;
 
 enum { COMM_MAGIC = 0x75636f6c, COMM_DEAD = 0x64656164 };
+/* freed comms kept allocated (dead) so that use after ucoll_comm_free is answered with
+ * UCOLL_ERR_STATE; beyond this many the oldest is released, bounding split/free loops */
+enum { COMM_QUARANTINE = 1024 };
 
 typedef struct {
     const alg_desc_t *alg; /* NULL: auto */
@@ -143,7 +146,9 @@ struct ucoll_ctx {
     tp_ctx_t *tp;
     ucoll_config_t cfg;
     ucoll_comm_t *world;
-    ucoll_comm_t *comms;
+    ucoll_comm_t *comms;     /* live ones, newest first */
+    ucoll_comm_t *freed_head, *freed_tail; /* freed ones, oldest first (COMM_QUARANTINE) */
+    size_t nfreed;
     ucoll_request_t *active; /* started, incomplete requests (progressed by every call) */
     uint64_t comm_ids_used[COMM_ID_WORDS]; /* tag comm ids of this process's live comms */
     cost_params_t net; /* alpha and beta agreed by all ranks at init (gamma unused here) */
@@ -166,6 +171,8 @@ double now_seconds(void);
 
 /* at finalize: stops and releases the scratch of every request the user still holds */
 void coll_release_requests(ucoll_ctx_t *ctx);
+/* 1 if a request not yet freed with ucoll_request_free refers to comm */
+int coll_comm_has_requests(const ucoll_comm_t *comm);
 
 /* algorithm selection (select.c); may run a collective on comm (to agree on gamma) the first
  * time auto meets an (op, dtype) on it */

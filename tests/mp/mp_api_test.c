@@ -37,6 +37,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -1180,7 +1181,10 @@ static void test_split_misc(const tcomm_t *world)
      * against a limit. Only world and the few communicators of main() are alive meanwhile. */
     name = "split/collective/free cycles";
     int bad = 0;
+    size_t heap_at_2000 = 0; /* bytes malloc'd and not freed, after 2000 cycles */
     for (int i = 0; i < g_split_cycles && !bad; i++) {
+        if (i == 2000)
+            heap_at_2000 = mallinfo2().uordblks;
         ucoll_comm_t *c = NULL;
         int color = (world->rank + i) % 2;
         ucoll_status_t st =
@@ -1213,6 +1217,15 @@ static void test_split_misc(const tcomm_t *world)
             bad = 1;
         if (!expect_st(ucoll_comm_free(c), UCOLL_OK, name, "free"))
             bad = 1;
+    }
+    /* freed communicators are kept (dead, to answer UCOLL_ERR_STATE) for the last 1024 frees
+     * only: the heap must not grow with the number of cycles. Each kept one is some hundred
+     * bytes, so 3000 more cycles without the bound grow the heap by more than 1 MB. */
+    if (!bad && g_split_cycles >= 5000) {
+        size_t heap_end = mallinfo2().uordblks;
+        check(heap_end <= heap_at_2000 + 256 * 1024, "split/free cycles: bounded memory",
+              "heap in use grew from %zu to %zu bytes over cycles 2000..%d", heap_at_2000,
+              heap_end, g_split_cycles);
     }
 }
 
