@@ -117,8 +117,7 @@ done:
     *lens_out = lens;
     return UCOLL_OK;
 fail:
-    fprintf(stderr, "ucoll: PMIx exchange of worker addresses failed: %s\n",
-            PMIx_Error_string(rc));
+    fprintf(stderr, "ucoll: PMIx exchange of worker addresses failed: %s\n", PMIx_Error_string(rc));
     bootstrap_free_blobs(bs->size, blobs, lens);
     return UCOLL_ERR_BOOTSTRAP;
 nomem:
@@ -153,8 +152,9 @@ ucoll_status_t bootstrap_pmix_create(bootstrap_t **out)
     if (rc == PMIX_ERR_UNREACH) {
         impl->singleton = 1; /* no launcher: a 1-rank job */
     } else if (rc != PMIX_SUCCESS) {
-        fprintf(stderr, "ucoll: PMIx_Init failed: %s (run under srun --mpi=pmix, prterun or "
-                        "mpirun, or without a launcher as a single rank)\n",
+        fprintf(stderr,
+                "ucoll: PMIx_Init failed: %s (run under srun --mpi=pmix, prterun or "
+                "mpirun, or without a launcher as a single rank)\n",
                 PMIx_Error_string(rc));
         free(impl);
         free(bs);

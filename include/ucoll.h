@@ -83,7 +83,7 @@ extern "C" {
 
 #define UCOLL_VERSION_MAJOR 0
 #define UCOLL_VERSION_MINOR 1
-#define UCOLL_API_VERSION   1
+#define UCOLL_API_VERSION 1
 
 /* status codes: 0 success, 1 in progress, negative errors */
 typedef enum {
@@ -192,8 +192,8 @@ ucoll_status_t ucoll_scan(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf
 /* recvbuf is significant only at the root */
 ucoll_status_t ucoll_reduce(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count,
                             ucoll_dtype_t dtype, ucoll_op_t op, int root);
-ucoll_status_t ucoll_allreduce(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf,
-                               size_t count, ucoll_dtype_t dtype, ucoll_op_t op);
+ucoll_status_t ucoll_allreduce(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count,
+                               ucoll_dtype_t dtype, ucoll_op_t op);
 ucoll_status_t ucoll_bcast(ucoll_comm_t *comm, void *buf, size_t count, ucoll_dtype_t dtype,
                            int root);
 ucoll_status_t ucoll_barrier(ucoll_comm_t *comm);
@@ -216,9 +216,8 @@ ucoll_status_t ucoll_ibarrier(ucoll_comm_t *comm, ucoll_request_t **req);
 ucoll_status_t ucoll_exscan_init(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf,
                                  size_t count, ucoll_dtype_t dtype, ucoll_op_t op,
                                  ucoll_request_t **req);
-ucoll_status_t ucoll_scan_init(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf,
-                               size_t count, ucoll_dtype_t dtype, ucoll_op_t op,
-                               ucoll_request_t **req);
+ucoll_status_t ucoll_scan_init(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count,
+                               ucoll_dtype_t dtype, ucoll_op_t op, ucoll_request_t **req);
 ucoll_status_t ucoll_reduce_init(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf,
                                  size_t count, ucoll_dtype_t dtype, ucoll_op_t op, int root,
                                  ucoll_request_t **req);

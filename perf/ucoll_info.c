@@ -56,8 +56,7 @@ static void print_config(void)
     size_t n;
     const config_var_t *vars = config_vars(&n);
     for (size_t i = 0; i < n; i++)
-        printf("%-24s default: %s\n    %s\n", vars[i].name, vars[i].default_value,
-               vars[i].meaning);
+        printf("%-24s default: %s\n    %s\n", vars[i].name, vars[i].default_value, vars[i].meaning);
 }
 
 static int print_devices(void)

@@ -572,14 +572,16 @@ static ucoll_status_t make_persistent(run_t *r, size_t count, ucoll_request_t **
     const int root = r->o->root;
     switch (r->coll) {
     case UCOLL_COLL_EXSCAN:
-        return ucoll_exscan_init(r->comm, send_arg(r), r->recvbuf, count, r->dtype, r->call_op, req);
+        return ucoll_exscan_init(r->comm, send_arg(r), r->recvbuf, count, r->dtype, r->call_op,
+                                 req);
     case UCOLL_COLL_SCAN:
         return ucoll_scan_init(r->comm, send_arg(r), r->recvbuf, count, r->dtype, r->call_op, req);
     case UCOLL_COLL_REDUCE:
-        return ucoll_reduce_init(r->comm, send_arg(r), r->recvbuf, count, r->dtype, r->call_op, root,
-                                 req);
+        return ucoll_reduce_init(r->comm, send_arg(r), r->recvbuf, count, r->dtype, r->call_op,
+                                 root, req);
     case UCOLL_COLL_ALLREDUCE:
-        return ucoll_allreduce_init(r->comm, send_arg(r), r->recvbuf, count, r->dtype, r->call_op, req);
+        return ucoll_allreduce_init(r->comm, send_arg(r), r->recvbuf, count, r->dtype, r->call_op,
+                                    req);
     case UCOLL_COLL_BCAST:
         return ucoll_bcast_init(r->comm, r->recvbuf, count, r->dtype, root, req);
     case UCOLL_COLL_BARRIER:
@@ -737,8 +739,7 @@ static void print_box(const run_t *r, const char *alg)
     if (r->coll != UCOLL_COLL_BARRIER) {
         box_line("Datatype:", "%s (%zu B)", dtypes[o->dtype].name, r->esize);
         if (r->coll != UCOLL_COLL_BCAST && o->spin_ns > 0)
-            box_line("Operation:", "%s as a user op, +%g ns/element", ops[o->op].name,
-                     o->spin_ns);
+            box_line("Operation:", "%s as a user op, +%g ns/element", ops[o->op].name, o->spin_ns);
         else if (r->coll != UCOLL_COLL_BCAST)
             box_line("Operation:", "%s", ops[o->op].name);
     }

@@ -153,8 +153,10 @@ int main(int argc, char **argv)
                 cost.gamma_ns = strtod(end + 1, &end);
             if (*end != '\0' || cost.alpha_us < 0 || cost.beta_ns < 0 || cost.gamma_ns < 0 ||
                 strchr(optarg, ',') == NULL || strchr(strchr(optarg, ',') + 1, ',') == NULL) {
-                fprintf(stderr, "ucoll_sched: --predict '%s': give ALPHA_US,BETA_NS,GAMMA_NS, "
-                                "three numbers >= 0 (e.g. --predict 1.5,0.2,0.5)\n", optarg);
+                fprintf(stderr,
+                        "ucoll_sched: --predict '%s': give ALPHA_US,BETA_NS,GAMMA_NS, "
+                        "three numbers >= 0 (e.g. --predict 1.5,0.2,0.5)\n",
+                        optarg);
                 return 2;
             }
             break;
@@ -262,7 +264,8 @@ int main(int argc, char **argv)
         symbolic_result_free(&res);
         return 1;
     }
-    printf("coll=%s alg=%s p=%lld bytes=%lld rounds=%" PRIu32 " max_ops=%" PRIu64 " volume=%" PRIu64,
+    printf("coll=%s alg=%s p=%lld bytes=%lld rounds=%" PRIu32 " max_ops=%" PRIu64
+           " volume=%" PRIu64,
            coll_s, alg_s, p, m, res.rounds, res.max_ops, res.volume_bytes);
     if (is_auto)
         printf(" auto=1");
@@ -273,8 +276,8 @@ int main(int argc, char **argv)
             symbolic_result_free(&res);
             return 1;
         }
-        printf(" path_ops=%u predicted_us=%.3f", fig.path_ops, cost_predict_us(&fig, (double)m,
-                                                                              &cost));
+        printf(" path_ops=%u predicted_us=%.3f", fig.path_ops,
+               cost_predict_us(&fig, (double)m, &cost));
     }
     printf("\n");
     if (ranks)

@@ -86,8 +86,8 @@ static void machine_identity(char id[HOST_BYTES])
         fclose(f);
         boot[strcspn(boot, "\n")] = '\0';
     }
-    unsigned long long pidns = stat("/proc/self/ns/pid", &ns) == 0 ? (unsigned long long)ns.st_ino
-                                                                  : 0;
+    unsigned long long pidns =
+        stat("/proc/self/ns/pid", &ns) == 0 ? (unsigned long long)ns.st_ino : 0;
     snprintf(id, HOST_BYTES, "%s|%s|%llu", host, boot, pidns);
 }
 
@@ -177,9 +177,10 @@ static ucoll_status_t init_common(bootstrap_t *bs, ucoll_comm_t **world)
         if (name == NULL || *name == '\0')
             continue;
         if (ucoll_set_algorithm(comm, (ucoll_coll_t)c, name) != UCOLL_OK) {
-            fprintf(stderr, "ucoll: UCOLL_%s_ALG=%s is not an algorithm of %s; run `ucoll_info -a`"
-                            " for the names\n", alg_coll_name((ucoll_coll_t)c), name,
-                    alg_coll_name((ucoll_coll_t)c));
+            fprintf(stderr,
+                    "ucoll: UCOLL_%s_ALG=%s is not an algorithm of %s; run `ucoll_info -a`"
+                    " for the names\n",
+                    alg_coll_name((ucoll_coll_t)c), name, alg_coll_name((ucoll_coll_t)c));
             st = UCOLL_ERR_INVALID_ARG;
             goto fail;
         }
@@ -354,13 +355,12 @@ UCOLL_EXPORT ucoll_status_t ucoll_comm_split(ucoll_comm_t *comm, int color, int 
     }
     all[2 * comm->rank] = color;
     all[2 * comm->rank + 1] = key;
-    ucoll_status_t st = ucoll_allreduce(comm, UCOLL_IN_PLACE, all, (size_t)p * 2, UCOLL_INT64,
-                                        UCOLL_OP_SUM);
+    ucoll_status_t st =
+        ucoll_allreduce(comm, UCOLL_IN_PLACE, all, (size_t)p * 2, UCOLL_INT64, UCOLL_OP_SUM);
     uint64_t *used = (uint64_t *)all + 2 * p;
     memcpy(used, ctx->comm_ids_used, sizeof(ctx->comm_ids_used));
     if (st == UCOLL_OK)
-        st = ucoll_allreduce(comm, UCOLL_IN_PLACE, used, COMM_ID_WORDS, UCOLL_UINT64,
-                             UCOLL_OP_BOR);
+        st = ucoll_allreduce(comm, UCOLL_IN_PLACE, used, COMM_ID_WORDS, UCOLL_UINT64, UCOLL_OP_BOR);
     if (st != UCOLL_OK)
         goto out;
     int n = 0, my_new_rank = -1;

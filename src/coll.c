@@ -76,8 +76,8 @@ static void setup_request(ucoll_request_t *req, ucoll_comm_t *comm, const coll_a
     sa.count = a->coll == UCOLL_COLL_BARRIER ? 0 : a->count;
     sa.elem_size = a->coll == UCOLL_COLL_BARRIER ? 1 : dtype_size(a->dtype);
     sa.param = param;
-    sa.commutative = a->coll == UCOLL_COLL_BCAST || a->coll == UCOLL_COLL_BARRIER ||
-                     op_is_commutative(a->op);
+    sa.commutative =
+        a->coll == UCOLL_COLL_BCAST || a->coll == UCOLL_COLL_BARRIER || op_is_commutative(a->op);
     if (!req->sched_valid || req->alg != alg || memcmp(&sa, &req->sched_args, sizeof(sa)) != 0)
         req->sched_valid = 0;
     req->magic = REQ_MAGIC;
@@ -178,7 +178,10 @@ static ucoll_status_t check_request(const ucoll_request_t *req)
     return check_comm(req->comm);
 }
 
-#define ARGS(c, s, r, n, d, o, rt) {(c), (s), (r), (n), (d), (o), (rt)}
+#define ARGS(c, s, r, n, d, o, rt)                                                                 \
+    {                                                                                              \
+        (c), (s), (r), (n), (d), (o), (rt)                                                         \
+    }
 
 UCOLL_EXPORT ucoll_status_t ucoll_exscan(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf,
                                          size_t count, ucoll_dtype_t dtype, ucoll_op_t op)
@@ -195,16 +198,14 @@ UCOLL_EXPORT ucoll_status_t ucoll_scan(ucoll_comm_t *comm, const void *sendbuf, 
 }
 
 UCOLL_EXPORT ucoll_status_t ucoll_reduce(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf,
-                                         size_t count, ucoll_dtype_t dtype, ucoll_op_t op,
-                                         int root)
+                                         size_t count, ucoll_dtype_t dtype, ucoll_op_t op, int root)
 {
     coll_args_t a = ARGS(UCOLL_COLL_REDUCE, sendbuf, recvbuf, count, dtype, op, root);
     return run_blocking(comm, &a);
 }
 
-UCOLL_EXPORT ucoll_status_t ucoll_allreduce(ucoll_comm_t *comm, const void *sendbuf,
-                                            void *recvbuf, size_t count, ucoll_dtype_t dtype,
-                                            ucoll_op_t op)
+UCOLL_EXPORT ucoll_status_t ucoll_allreduce(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf,
+                                            size_t count, ucoll_dtype_t dtype, ucoll_op_t op)
 {
     coll_args_t a = ARGS(UCOLL_COLL_ALLREDUCE, sendbuf, recvbuf, count, dtype, op, 0);
     return run_blocking(comm, &a);
@@ -247,9 +248,9 @@ UCOLL_EXPORT ucoll_status_t ucoll_ireduce(ucoll_comm_t *comm, const void *sendbu
     return new_request(comm, &a, 0, req);
 }
 
-UCOLL_EXPORT ucoll_status_t ucoll_iallreduce(ucoll_comm_t *comm, const void *sendbuf,
-                                             void *recvbuf, size_t count, ucoll_dtype_t dtype,
-                                             ucoll_op_t op, ucoll_request_t **req)
+UCOLL_EXPORT ucoll_status_t ucoll_iallreduce(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf,
+                                             size_t count, ucoll_dtype_t dtype, ucoll_op_t op,
+                                             ucoll_request_t **req)
 {
     coll_args_t a = ARGS(UCOLL_COLL_ALLREDUCE, sendbuf, recvbuf, count, dtype, op, 0);
     return new_request(comm, &a, 0, req);
@@ -276,9 +277,9 @@ UCOLL_EXPORT ucoll_status_t ucoll_exscan_init(ucoll_comm_t *comm, const void *se
     return new_request(comm, &a, 1, req);
 }
 
-UCOLL_EXPORT ucoll_status_t ucoll_scan_init(ucoll_comm_t *comm, const void *sendbuf,
-                                            void *recvbuf, size_t count, ucoll_dtype_t dtype,
-                                            ucoll_op_t op, ucoll_request_t **req)
+UCOLL_EXPORT ucoll_status_t ucoll_scan_init(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf,
+                                            size_t count, ucoll_dtype_t dtype, ucoll_op_t op,
+                                            ucoll_request_t **req)
 {
     coll_args_t a = ARGS(UCOLL_COLL_SCAN, sendbuf, recvbuf, count, dtype, op, 0);
     return new_request(comm, &a, 1, req);

@@ -17,10 +17,10 @@
 
 /* bytes of one element, 0 for an unknown dtype */
 size_t dtype_size(ucoll_dtype_t dtype);
-const char *dtype_name(ucoll_dtype_t dtype);           /* "int8" ...; NULL if unknown */
+const char *dtype_name(ucoll_dtype_t dtype);                 /* "int8" ...; NULL if unknown */
 int dtype_from_name(const char *name, ucoll_dtype_t *dtype); /* 0 or -1 */
-const char *op_name(ucoll_op_t op);                    /* "sum" ... "user"; NULL if unknown */
-int op_from_name(const char *name, ucoll_op_t *op);    /* predefined names only; 0 or -1 */
+const char *op_name(ucoll_op_t op);                          /* "sum" ... "user"; NULL if unknown */
+int op_from_name(const char *name, ucoll_op_t *op);          /* predefined names only; 0 or -1 */
 
 /* UCOLL_OK if op can be applied to dtype (op is predefined or a live user op, dtype known,
  * no bitwise/logical op on floating types), else UCOLL_ERR_INVALID_ARG */

@@ -66,8 +66,8 @@ ucoll_status_t exec_register_user_buffers(ucoll_request_t *req)
     const int recv_used = req->coll != UCOLL_COLL_REDUCE || req->comm->rank == req->root;
     if (req->recvbuf != NULL && recv_used)
         st = tp_mem_map(tp, req->recvbuf, bytes, &req->user_memh[SCHED_BUF_OUT]);
-    if (st == UCOLL_OK && !req->in_place && req->sendbuf != NULL &&
-        req->coll != UCOLL_COLL_BCAST && req->coll != UCOLL_COLL_BARRIER)
+    if (st == UCOLL_OK && !req->in_place && req->sendbuf != NULL && req->coll != UCOLL_COLL_BCAST &&
+        req->coll != UCOLL_COLL_BARRIER)
         st = tp_mem_map(tp, (void *)req->sendbuf, bytes, &req->user_memh[SCHED_BUF_IN]);
     return st;
 }
@@ -285,8 +285,8 @@ static ucoll_status_t reduce_arrived_segments(ucoll_request_t *req, const sched_
         if (req->recv_ops[req->reduced].status != UCOLL_OK)
             return req->recv_ops[req->reduced].status;
         size_t off = req->reduced * req->seg_elems;
-        size_t n = step->recv.count - off < req->seg_elems ? step->recv.count - off
-                                                            : req->seg_elems;
+        size_t n =
+            step->recv.count - off < req->seg_elems ? step->recv.count - off : req->seg_elems;
         op_apply(req->op, req->dtype, (char *)region_addr(req, red->src) + off * req->elem_size,
                  (char *)region_addr(req, red->dst) + off * req->elem_size, n);
         req->reduced++;
@@ -354,8 +354,8 @@ ucoll_status_t exec_advance(ucoll_request_t *req)
                     step->src.count * req->elem_size);
             break;
         case SCHED_REDUCE:
-            op_apply(req->op, req->dtype, region_addr(req, step->src),
-                     region_addr(req, step->dst), step->src.count);
+            op_apply(req->op, req->dtype, region_addr(req, step->src), region_addr(req, step->dst),
+                     step->src.count);
             break;
         case SCHED_XCHG: {
             ucoll_status_t st = advance_round(req, step);

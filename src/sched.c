@@ -25,7 +25,8 @@ void sched_destroy(sched_t *sched)
 
 static void note_region(sched_t *sched, sched_region_t r)
 {
-    if (r.buf >= SCHED_FIRST_SCRATCH && r.buf < SCHED_NBUFS && r.off + r.count > sched->scratch[r.buf])
+    if (r.buf >= SCHED_FIRST_SCRATCH && r.buf < SCHED_NBUFS &&
+        r.off + r.count > sched->scratch[r.buf])
         sched->scratch[r.buf] = r.off + r.count;
 }
 

@@ -38,14 +38,14 @@ typedef struct {
 typedef enum { SCHED_XCHG, SCHED_COPY, SCHED_REDUCE } sched_step_kind_t;
 
 typedef struct {
-    uint8_t kind;          /* sched_step_kind_t */
-    uint32_t round;        /* XCHG: global round index */
-    int32_t send_peer;     /* XCHG: rank to send to, -1 = no send */
-    int32_t recv_peer;     /* XCHG: rank to receive from, -1 = no receive */
-    sched_region_t send;   /* XCHG: what is sent */
-    sched_region_t recv;   /* XCHG: where the received message lands */
-    sched_region_t src;    /* COPY/REDUCE */
-    sched_region_t dst;    /* COPY/REDUCE */
+    uint8_t kind;        /* sched_step_kind_t */
+    uint32_t round;      /* XCHG: global round index */
+    int32_t send_peer;   /* XCHG: rank to send to, -1 = no send */
+    int32_t recv_peer;   /* XCHG: rank to receive from, -1 = no receive */
+    sched_region_t send; /* XCHG: what is sent */
+    sched_region_t recv; /* XCHG: where the received message lands */
+    sched_region_t src;  /* COPY/REDUCE */
+    sched_region_t dst;  /* COPY/REDUCE */
 } sched_step_t;
 
 typedef struct {
@@ -58,12 +58,12 @@ typedef struct {
 
 /* what a builder is given */
 typedef struct {
-    int rank, size;    /* in the communicator */
-    int root;          /* reduce, bcast */
-    size_t count;      /* elements of the vector */
-    size_t elem_size;  /* bytes per element */
-    int param;         /* algorithm parameter (doubling q'), 0 = none */
-    int commutative;   /* the op is commutative */
+    int rank, size;   /* in the communicator */
+    int root;         /* reduce, bcast */
+    size_t count;     /* elements of the vector */
+    size_t elem_size; /* bytes per element */
+    int param;        /* algorithm parameter (doubling q'), 0 = none */
+    int commutative;  /* the op is commutative */
 } sched_args_t;
 
 /* returns 0, or -1 when the schedule cannot be built (sched->failed set on no memory) */

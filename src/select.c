@@ -82,7 +82,8 @@ static ucoll_status_t auto_exscan(ucoll_comm_t *comm, ucoll_op_t op, ucoll_dtype
 {
     size_t n;
     cost_exscan_candidates(&n);
-    if (comm->exscan_figs == NULL && (comm->exscan_figs = calloc(n, sizeof(sched_figures_t))) == NULL)
+    if (comm->exscan_figs == NULL &&
+        (comm->exscan_figs = calloc(n, sizeof(sched_figures_t))) == NULL)
         return UCOLL_ERR_NO_MEMORY;
     cost_params_t cost = comm->ctx->net;
     ucoll_status_t st = UCOLL_OK;
@@ -104,8 +105,8 @@ ucoll_status_t select_algorithm(ucoll_comm_t *comm, ucoll_coll_t coll, ucoll_op_
 {
     *alg = comm->alg[coll].alg;
     *param = comm->alg[coll].param;
-    const int commutative = coll == UCOLL_COLL_BCAST || coll == UCOLL_COLL_BARRIER ||
-                            op_is_commutative(op);
+    const int commutative =
+        coll == UCOLL_COLL_BCAST || coll == UCOLL_COLL_BARRIER || op_is_commutative(op);
     if (*alg != NULL && (commutative || ((*alg)->flags & ALG_ORDER_PRESERVING)))
         return UCOLL_OK;
     /* auto, or a reordering algorithm chosen for a non-commutative op */

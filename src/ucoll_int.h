@@ -42,12 +42,12 @@ static inline uint64_t ucoll_tag(uint32_t comm_id, uint32_t seq, uint32_t round,
 
 /* configuration read from UCOLL_* environment variables at init (config.c) */
 typedef struct {
-    double timeout_s;      /* UCOLL_TIMEOUT; <= 0: wait forever */
-    size_t segment_size;   /* UCOLL_SEGMENT_SIZE: bytes per message segment; 0 = no segments */
-    tp_yield_mode_t yield; /* UCOLL_PROGRESS_YIELD */
+    double timeout_s;          /* UCOLL_TIMEOUT; <= 0: wait forever */
+    size_t segment_size;       /* UCOLL_SEGMENT_SIZE: bytes per message segment; 0 = no segments */
+    tp_yield_mode_t yield;     /* UCOLL_PROGRESS_YIELD */
     tp_failure_mode_t failure; /* UCOLL_FAILURE_DETECTION */
     const char *alg_env[UCOLL_NCOLLS]; /* UCOLL_<COLL>_ALG values or NULL */
-    double alpha_us, beta_ns; /* UCOLL_ALPHA_US, UCOLL_BETA_NS_PER_BYTE; < 0: measure */
+    double alpha_us, beta_ns;          /* UCOLL_ALPHA_US, UCOLL_BETA_NS_PER_BYTE; < 0: measure */
     size_t reduce_rhrd_min, allreduce_rhrd_min; /* auto: rhrd from this many bytes */
 } ucoll_config_t;
 ucoll_status_t config_read(ucoll_config_t *cfg);
@@ -95,9 +95,9 @@ struct ucoll_comm {
         ucoll_op_t op;
         ucoll_dtype_t dtype;
         double gamma_ns;
-    } *gammas;
+    } * gammas;
     size_t ngammas;
-    struct ucoll_comm *next;       /* every comm of the context */
+    struct ucoll_comm *next; /* every comm of the context */
 };
 
 struct ucoll_request {
@@ -125,13 +125,13 @@ struct ucoll_request {
     int sched_valid;
     /* execution state */
     size_t pc;
-    int posted;     /* the current round's messages are posted */
-    int fused;      /* the REDUCE after the current round runs segment by segment */
+    int posted; /* the current round's messages are posted */
+    int fused;  /* the REDUCE after the current round runs segment by segment */
     uint32_t seq;
     tp_op_t *send_ops, *recv_ops; /* one per segment of the current round */
     size_t nsend, nrecv, ops_cap;
-    size_t seg_elems;             /* elements per segment of the current round */
-    size_t reduced;               /* segments of the fused REDUCE applied so far */
+    size_t seg_elems; /* elements per segment of the current round */
+    size_t reduced;   /* segments of the fused REDUCE applied so far */
     void *buf[SCHED_NBUFS];
     void *memh[SCHED_NBUFS];
     tp_chunk_t *chunk[SCHED_NBUFS];
@@ -146,7 +146,7 @@ struct ucoll_ctx {
     tp_ctx_t *tp;
     ucoll_config_t cfg;
     ucoll_comm_t *world;
-    ucoll_comm_t *comms;     /* live ones, newest first */
+    ucoll_comm_t *comms;                   /* live ones, newest first */
     ucoll_comm_t *freed_head, *freed_tail; /* freed ones, oldest first (COMM_QUARANTINE) */
     size_t nfreed;
     ucoll_request_t *active; /* started, incomplete requests (progressed by every call) */

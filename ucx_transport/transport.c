@@ -38,9 +38,9 @@ struct tp_ctx {
     int any_failed;
     int oversubscribed;
     tp_yield_mode_t yield_mode;
-    int nprobed;          /* peers with probe_pid > 0 */
-    unsigned probe_polls; /* wait passes since the last look at the clock */
-    double next_probe;    /* clock time of the next liveness probe */
+    int nprobed;                              /* peers with probe_pid > 0 */
+    unsigned probe_polls;                     /* wait passes since the last look at the clock */
+    double next_probe;                        /* clock time of the next liveness probe */
     tp_chunk_t *free_chunks[TP_POOL_CLASSES]; /* class k holds chunks of 2^k bytes */
     tp_chunk_t *all_chunks;                   /* every chunk ever mapped (for destroy) */
 };
@@ -175,8 +175,8 @@ ucoll_status_t tp_connect(tp_ctx_t *tp, const void *const *addrs, const size_t *
         ep_params.address = (const ucp_address_t *)addrs[i];
         tp->peers[i].tp = tp;
         if (mode == TP_FAILURE_UCX || (mode == TP_FAILURE_AUTO && !on_host)) {
-            ep_params.field_mask |= UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
-                                    UCP_EP_PARAM_FIELD_ERR_HANDLER;
+            ep_params.field_mask |=
+                UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | UCP_EP_PARAM_FIELD_ERR_HANDLER;
             ep_params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
             ep_params.err_handler.cb = ep_error_cb;
             ep_params.err_handler.arg = &tp->peers[i];
@@ -254,8 +254,8 @@ void tp_destroy(tp_ctx_t *tp)
             /* a flushing close waits for the peer: forever for a stopped one, and after a
              * dead one UCX 1.13 asserted (ucp_ep.c:437 proto_reqs) in ucp_worker_destroy.
              * Finalize has passed its barrier (or given up on a peer), so nothing is owed. */
-            param.flags = tp->peers[i].failed || tp->peers[i].ucx_errh ? UCP_EP_CLOSE_FLAG_FORCE
-                                                                       : 0;
+            param.flags =
+                tp->peers[i].failed || tp->peers[i].ucx_errh ? UCP_EP_CLOSE_FLAG_FORCE : 0;
             wait_request(tp, ucp_ep_close_nbx(tp->peers[i].ep, &param));
         }
     }
@@ -356,8 +356,8 @@ ucoll_status_t tp_irecv(tp_ctx_t *tp, int peer, void *buf, size_t len, void *mem
     memset(&param, 0, sizeof(param));
     /* always through the callback: UCX 1.13 leaves recv_info unset on immediate completion,
      * and the callback is where the received length is checked */
-    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
-                         UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+    param.op_attr_mask =
+        UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
     param.cb.recv = recv_cb;
     param.user_data = op;
     if (memh != NULL) {

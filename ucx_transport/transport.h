@@ -15,14 +15,14 @@ typedef struct tp_ctx tp_ctx_t;
 
 /* one outstanding send or receive; filled in by the transport */
 typedef struct {
-    volatile int done;      /* 1 once complete (successfully or not) */
-    ucoll_status_t status;  /* valid when done */
-    size_t expected;        /* bytes posted */
-    uint64_t tag, checked;  /* receive: tag bits in `checked` must equal these after a match */
+    volatile int done;     /* 1 once complete (successfully or not) */
+    ucoll_status_t status; /* valid when done */
+    size_t expected;       /* bytes posted */
+    uint64_t tag, checked; /* receive: tag bits in `checked` must equal these after a match */
     int peer;
     int is_recv;
-    void *ucp_req;          /* UCP request while in flight */
-    void *tp;               /* owning context */
+    void *ucp_req; /* UCP request while in flight */
+    void *tp;      /* owning context */
 } tp_op_t;
 
 /* a piece of registered memory from the pool */

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-int sched_figures(const alg_desc_t *alg, int param, int p, size_t count, size_t elem_size,
-                  int root, int commutative, sched_figures_t *fig)
+int sched_figures(const alg_desc_t *alg, int param, int p, size_t count, size_t elem_size, int root,
+                  int commutative, sched_figures_t *fig)
 {
     sched_t *s = calloc((size_t)p, sizeof(*s));
     size_t *pc = calloc((size_t)p, sizeof(*pc));
@@ -73,7 +73,7 @@ double cost_predict_us(const sched_figures_t *fig, double bytes, const cost_para
 
 /* round-optimal, fewest-(+) algorithms first: they win ties */
 static const char *const exscan_candidates[] = {
-    "roughly-halving", "best-doubling", "123-doubling", "1-doubling",
+    "roughly-halving", "best-doubling",      "123-doubling", "1-doubling",
     "two-op-doubling", "recursive-doubling", "linear",
 };
 
@@ -116,8 +116,8 @@ const char *cost_auto_fixed(ucoll_coll_t coll, size_t bytes, int commutative,
     }
 }
 
-const char *cost_auto_exscan(int p, double bytes, const cost_params_t *cost,
-                             sched_figures_t *figs, int *have_figs)
+const char *cost_auto_exscan(int p, double bytes, const cost_params_t *cost, sched_figures_t *figs,
+                             int *have_figs)
 {
     size_t n;
     const char *const *names = cost_exscan_candidates(&n);

@@ -14,21 +14,21 @@
 #include "alg.h"
 
 typedef struct {
-    double alpha_us;       /* latency per round */
-    double beta_ns;        /* per byte moved in a round */
-    double gamma_ns;       /* per byte of one (+) application */
+    double alpha_us; /* latency per round */
+    double beta_ns;  /* per byte moved in a round */
+    double gamma_ns; /* per byte of one (+) application */
 } cost_params_t;
 
 typedef struct {
-    unsigned rounds;  /* 1 + highest round index of any process */
-    unsigned max_ops; /* largest number of REDUCE steps of any process */
+    unsigned rounds;   /* 1 + highest round index of any process */
+    unsigned max_ops;  /* largest number of REDUCE steps of any process */
     unsigned path_ops; /* REDUCE steps on the longest dependency chain */
 } sched_figures_t;
 
 /* builds every rank's schedule and counts rounds and (+) steps, following messages round by
  * round for path_ops; -1 if a build fails or memory runs out */
-int sched_figures(const alg_desc_t *alg, int param, int p, size_t count, size_t elem_size,
-                  int root, int commutative, sched_figures_t *fig);
+int sched_figures(const alg_desc_t *alg, int param, int p, size_t count, size_t elem_size, int root,
+                  int commutative, sched_figures_t *fig);
 
 double cost_predict_us(const sched_figures_t *fig, double bytes, const cost_params_t *cost);
 
@@ -46,7 +46,7 @@ const char *cost_auto_fixed(ucoll_coll_t coll, size_t bytes, int commutative,
 
 /* the exscan algorithm auto picks for p processes and m bytes: figures counted from the
  * schedules (in figs, n = cost_exscan_candidates' length, computed when *have_figs is 0) */
-const char *cost_auto_exscan(int p, double bytes, const cost_params_t *cost,
-                             sched_figures_t *figs, int *have_figs);
+const char *cost_auto_exscan(int p, double bytes, const cost_params_t *cost, sched_figures_t *figs,
+                             int *have_figs);
 
 #endif

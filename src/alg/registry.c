@@ -29,8 +29,8 @@ static const alg_desc_t scan_algs[] = {
      "chain 0->1->...->p-1: p-1 rounds, 1 (+)"},
     {UCOLL_COLL_SCAN, "doubling", scan_doubling_build, 0, ALG_ORDER_PRESERVING,
      "Hillis-Steele skips 1,2,4,...: ceil(log2 p) rounds, <= ceil(log2 p) (+)"},
-    {UCOLL_COLL_SCAN, "recursive-doubling", scan_recursive_doubling_build, 0,
-     ALG_ORDER_PRESERVING, "butterfly r^2^k: ceil(log2 p) rounds, up to 2 (+) per round"},
+    {UCOLL_COLL_SCAN, "recursive-doubling", scan_recursive_doubling_build, 0, ALG_ORDER_PRESERVING,
+     "butterfly r^2^k: ceil(log2 p) rounds, up to 2 (+) per round"},
 };
 
 static const alg_desc_t reduce_algs[] = {
@@ -61,16 +61,19 @@ static const alg_desc_t barrier_algs[] = {
      "dissemination: ceil(log2 p) rounds of zero-byte messages"},
 };
 
-#define LIST(a) {a, sizeof(a) / sizeof(a[0])}
+#define LIST(a)                                                                                    \
+    {                                                                                              \
+        a, sizeof(a) / sizeof(a[0])                                                                \
+    }
 static const struct {
     const alg_desc_t *algs;
     size_t n;
 } registry[UCOLL_NCOLLS] = {
-    LIST(exscan_algs), LIST(scan_algs),  LIST(reduce_algs),
+    LIST(exscan_algs),    LIST(scan_algs),  LIST(reduce_algs),
     LIST(allreduce_algs), LIST(bcast_algs), LIST(barrier_algs),
 };
 
-static const char *coll_names[UCOLL_NCOLLS] = {"exscan", "scan",  "reduce",
+static const char *coll_names[UCOLL_NCOLLS] = {"exscan",    "scan",  "reduce",
                                                "allreduce", "bcast", "barrier"};
 
 const alg_desc_t *alg_list(ucoll_coll_t coll, size_t *n)

@@ -117,8 +117,7 @@ static int expect(const char *name, ucoll_status_t got, ucoll_status_t want)
     n_checks++;
     if (got == want)
         return 1;
-    fail(name, "got %s (%d), expected %s (%d)", st_name(got), (int)got, st_name(want),
-         (int)want);
+    fail(name, "got %s (%d), expected %s (%d)", st_name(got), (int)got, st_name(want), (int)want);
     return 0;
 }
 
@@ -176,8 +175,8 @@ static int gb_check_unchanged(const gbuf_t *b, const char *name, const char *wha
     for (size_t i = 0; i < b->bytes + 2 * GUARD; i++) {
         if (b->mem[i] != b->snap[i]) {
             long off = (long)i - GUARD;
-            fail(name, "%s changed at byte %ld (of %zu): 0x%02x, was 0x%02x", what, off,
-                 b->bytes, b->mem[i], b->snap[i]);
+            fail(name, "%s changed at byte %ld (of %zu): 0x%02x, was 0x%02x", what, off, b->bytes,
+                 b->mem[i], b->snap[i]);
             return 0;
         }
     }
@@ -209,8 +208,8 @@ static void gb_free(gbuf_t *b)
 
 enum { F_BLOCKING, F_NONBLOCKING, F_PERSISTENT, NFORMS };
 static const char *const form_names[NFORMS] = {"blocking", "nonblocking", "persistent"};
-static const char *const coll_names[] = {"exscan", "scan", "reduce", "allreduce", "bcast",
-                                         "barrier"};
+static const char *const coll_names[] = {"exscan",    "scan",  "reduce",
+                                         "allreduce", "bcast", "barrier"};
 
 static ucoll_status_t call(int form, ucoll_coll_t coll, ucoll_comm_t *c, const void *s, void *r,
                            size_t n, ucoll_dtype_t dt, ucoll_op_t op, int root,
@@ -263,8 +262,8 @@ static void bad_call(const char *what, int form, ucoll_coll_t coll, ucoll_comm_t
     const void *s = flags & NULL_SEND ? NULL : flags & IN_PLACE ? UCOLL_IN_PLACE : gb_ptr(&sb);
     void *r = flags & NULL_RECV ? NULL : gb_ptr(&rb);
     ucoll_request_t *req = REQ_SENTINEL;
-    ucoll_status_t st = call(form, coll, c, s, r, count, dt, op, root,
-                             flags & NULL_REQ ? NULL : &req);
+    ucoll_status_t st =
+        call(form, coll, c, s, r, count, dt, op, root, flags & NULL_REQ ? NULL : &req);
     if (!expect(name, st, want) && st == UCOLL_OK && form != F_BLOCKING && !(flags & NULL_REQ)) {
         if (form == F_NONBLOCKING)
             ucoll_wait(req);
@@ -334,12 +333,10 @@ static void test_arguments(ucoll_comm_t *w)
             bad_call("NULL recvbuf, count 4", f, every_rank_recv[i], w, NULL_RECV, 4, 16,
                      UCOLL_INT32, UCOLL_OP_SUM, 0, UCOLL_ERR_INVALID_ARG);
         for (size_t i = 0; i < NELEM(op_colls); i++)
-            bad_call("IN_PLACE with NULL recvbuf, count 4", f, op_colls[i], w,
-                     IN_PLACE | NULL_RECV, 4, 16, UCOLL_INT32, UCOLL_OP_SUM, 0,
-                     UCOLL_ERR_INVALID_ARG);
+            bad_call("IN_PLACE with NULL recvbuf, count 4", f, op_colls[i], w, IN_PLACE | NULL_RECV,
+                     4, 16, UCOLL_INT32, UCOLL_OP_SUM, 0, UCOLL_ERR_INVALID_ARG);
         bad_call("NULL sendbuf and recvbuf, count 1", f, UCOLL_COLL_ALLREDUCE, w,
-                 NULL_SEND | NULL_RECV, 1, 8, UCOLL_INT64, UCOLL_OP_SUM, 0,
-                 UCOLL_ERR_INVALID_ARG);
+                 NULL_SEND | NULL_RECV, 1, 8, UCOLL_INT64, UCOLL_OP_SUM, 0, UCOLL_ERR_INVALID_ARG);
 
         /* unknown dtypes */
         const int bad_dtypes[] = {10, 99, -1, INT_MAX};
@@ -378,26 +375,28 @@ static void test_arguments(ucoll_comm_t *w)
         for (size_t k = 0; k < NELEM(bad_roots); k++)
             for (size_t i = 0; i < NELEM(rooted); i++) {
                 snprintf(what, sizeof(what), "root %d of %d ranks", bad_roots[k], p);
-                bad_call(what, f, rooted[i], w, 0, 4, 16, UCOLL_INT32, UCOLL_OP_SUM,
-                         bad_roots[k], UCOLL_ERR_INVALID_ARG);
+                bad_call(what, f, rooted[i], w, 0, 4, 16, UCOLL_INT32, UCOLL_OP_SUM, bad_roots[k],
+                         UCOLL_ERR_INVALID_ARG);
                 snprintf(what, sizeof(what), "root %d of %d ranks, count 0", bad_roots[k], p);
-                bad_call(what, f, rooted[i], w, 0, 0, 16, UCOLL_INT32, UCOLL_OP_SUM,
-                         bad_roots[k], UCOLL_ERR_INVALID_ARG);
+                bad_call(what, f, rooted[i], w, 0, 0, 16, UCOLL_INT32, UCOLL_OP_SUM, bad_roots[k],
+                         UCOLL_ERR_INVALID_ARG);
             }
 
         /* count * element size beyond SIZE_MAX (the buffers are small: never touched) */
         const struct {
             ucoll_dtype_t dt;
             size_t count;
-        } huge[] = {{UCOLL_INT16, SIZE_MAX / 2 + 1}, {UCOLL_INT32, SIZE_MAX / 4 + 1},
-                    {UCOLL_FLOAT64, SIZE_MAX / 8 + 1}, {UCOLL_UINT64, SIZE_MAX},
+        } huge[] = {{UCOLL_INT16, SIZE_MAX / 2 + 1},
+                    {UCOLL_INT32, SIZE_MAX / 4 + 1},
+                    {UCOLL_FLOAT64, SIZE_MAX / 8 + 1},
+                    {UCOLL_UINT64, SIZE_MAX},
                     {UCOLL_INT32, SIZE_MAX / 2}};
         for (size_t k = 0; k < NELEM(huge); k++)
             for (size_t i = 0; i < NELEM(data_colls); i++) {
                 snprintf(what, sizeof(what), "count %zu of dtype %d (overflows size_t)",
                          huge[k].count, (int)huge[k].dt);
-                bad_call(what, f, data_colls[i], w, 0, huge[k].count, 64, huge[k].dt,
-                         UCOLL_OP_SUM, 0, UCOLL_ERR_INVALID_ARG);
+                bad_call(what, f, data_colls[i], w, 0, huge[k].count, 64, huge[k].dt, UCOLL_OP_SUM,
+                         0, UCOLL_ERR_INVALID_ARG);
             }
 
         /* no communicator, or a pointer that is not one */
@@ -410,8 +409,8 @@ static void test_arguments(ucoll_comm_t *w)
                      UCOLL_ERR_INVALID_ARG);
         }
         if (f != F_PERSISTENT) {
-            bad_call("NULL comm", f, UCOLL_COLL_BARRIER, NULL, 0, 0, 0, UCOLL_INT32,
-                     UCOLL_OP_SUM, 0, UCOLL_ERR_INVALID_ARG);
+            bad_call("NULL comm", f, UCOLL_COLL_BARRIER, NULL, 0, 0, 0, UCOLL_INT32, UCOLL_OP_SUM,
+                     0, UCOLL_ERR_INVALID_ARG);
             bad_call("comm pointer to zeroed memory", f, UCOLL_COLL_BARRIER,
                      (ucoll_comm_t *)(void *)garbage, 0, 0, 0, UCOLL_INT32, UCOLL_OP_SUM, 0,
                      UCOLL_ERR_INVALID_ARG);
@@ -420,8 +419,8 @@ static void test_arguments(ucoll_comm_t *w)
         /* a NULL request pointer: nothing may be started */
         if (f != F_BLOCKING) {
             for (size_t i = 0; i < NELEM(data_colls); i++)
-                bad_call("NULL request pointer", f, data_colls[i], w, NULL_REQ, 4, 16,
-                         UCOLL_INT32, UCOLL_OP_SUM, 0, UCOLL_ERR_INVALID_ARG);
+                bad_call("NULL request pointer", f, data_colls[i], w, NULL_REQ, 4, 16, UCOLL_INT32,
+                         UCOLL_OP_SUM, 0, UCOLL_ERR_INVALID_ARG);
             if (f == F_NONBLOCKING)
                 bad_call("NULL request pointer", f, UCOLL_COLL_BARRIER, w, NULL_REQ, 0, 0,
                          UCOLL_INT32, UCOLL_OP_SUM, 0, UCOLL_ERR_INVALID_ARG);
@@ -460,19 +459,18 @@ static void test_arguments(ucoll_comm_t *w)
                    {UCOLL_COLL_ALLREDUCE, "binomial"},       {UCOLL_COLL_BCAST, "rhrd"},
                    {UCOLL_COLL_BARRIER, "binomial"},         {UCOLL_COLL_BARRIER, "auto "}};
         for (size_t i = 0; i < NELEM(bad); i++) {
-            snprintf(what, sizeof(what), "ucoll_set_algorithm(%s, \"%s\")",
-                     coll_names[bad[i].coll], bad[i].alg);
-            expect(what, ucoll_set_algorithm(w, bad[i].coll, bad[i].alg),
-                   UCOLL_ERR_INVALID_ARG);
+            snprintf(what, sizeof(what), "ucoll_set_algorithm(%s, \"%s\")", coll_names[bad[i].coll],
+                     bad[i].alg);
+            expect(what, ucoll_set_algorithm(w, bad[i].coll, bad[i].alg), UCOLL_ERR_INVALID_ARG);
         }
         expect("ucoll_set_algorithm(NULL name)", ucoll_set_algorithm(w, UCOLL_COLL_SCAN, NULL),
                UCOLL_ERR_INVALID_ARG);
-        expect("ucoll_set_algorithm(collective 6)",
-               ucoll_set_algorithm(w, (ucoll_coll_t)6, "auto"), UCOLL_ERR_INVALID_ARG);
+        expect("ucoll_set_algorithm(collective 6)", ucoll_set_algorithm(w, (ucoll_coll_t)6, "auto"),
+               UCOLL_ERR_INVALID_ARG);
         expect("ucoll_set_algorithm(collective -1)",
                ucoll_set_algorithm(w, (ucoll_coll_t)-1, "auto"), UCOLL_ERR_INVALID_ARG);
-        expect("ucoll_set_algorithm(NULL comm)",
-               ucoll_set_algorithm(NULL, UCOLL_COLL_SCAN, "auto"), UCOLL_ERR_INVALID_ARG);
+        expect("ucoll_set_algorithm(NULL comm)", ucoll_set_algorithm(NULL, UCOLL_COLL_SCAN, "auto"),
+               UCOLL_ERR_INVALID_ARG);
         usable(w, "bad algorithm names");
     }
 
@@ -505,8 +503,7 @@ static void test_arguments(ucoll_comm_t *w)
 static void test_root_only(ucoll_comm_t *w)
 {
     ucoll_comm_t *self = NULL;
-    if (!expect("ucoll_comm_split(color = rank)", ucoll_comm_split(w, g_rank, 0, &self),
-                UCOLL_OK))
+    if (!expect("ucoll_comm_split(color = rank)", ucoll_comm_split(w, g_rank, 0, &self), UCOLL_OK))
         return;
     n_checks++;
     if (ucoll_comm_size(self) != 1 || ucoll_comm_rank(self) != 0) {
@@ -515,8 +512,8 @@ static void test_root_only(ucoll_comm_t *w)
         return;
     }
     for (int f = 0; f < NFORMS; f++) {
-        bad_call("1-rank comm: NULL recvbuf at the root", f, UCOLL_COLL_REDUCE, self, NULL_RECV,
-                 4, 16, UCOLL_INT32, UCOLL_OP_SUM, 0, UCOLL_ERR_INVALID_ARG);
+        bad_call("1-rank comm: NULL recvbuf at the root", f, UCOLL_COLL_REDUCE, self, NULL_RECV, 4,
+                 16, UCOLL_INT32, UCOLL_OP_SUM, 0, UCOLL_ERR_INVALID_ARG);
         bad_call("1-rank comm: root 1", f, UCOLL_COLL_REDUCE, self, 0, 4, 16, UCOLL_INT32,
                  UCOLL_OP_SUM, 1, UCOLL_ERR_INVALID_ARG);
         bad_call("1-rank comm: root 1", f, UCOLL_COLL_BCAST, self, 0, 4, 16, UCOLL_INT32,
@@ -532,16 +529,14 @@ static void test_root_only(ucoll_comm_t *w)
     int64_t in[3] = {g_rank, 2 * g_rank, 1}, out[3] = {-1, -1, -1};
     const int root = g_size - 1;
     if (expect(name,
-               ucoll_reduce(w, in, g_rank == root ? out : NULL, 3, UCOLL_INT64, UCOLL_OP_SUM,
-                            root),
+               ucoll_reduce(w, in, g_rank == root ? out : NULL, 3, UCOLL_INT64, UCOLL_OP_SUM, root),
                UCOLL_OK) &&
         g_rank == root) {
         int64_t s = (int64_t)g_size * (g_size - 1) / 2;
         n_checks++;
         if (out[0] != s || out[1] != 2 * s || out[2] != g_size)
             fail(name, "result %lld %lld %lld, expected %lld %lld %d", (long long)out[0],
-                 (long long)out[1], (long long)out[2], (long long)s, (long long)(2 * s),
-                 g_size);
+                 (long long)out[1], (long long)out[2], (long long)s, (long long)(2 * s), g_size);
     }
     usable(w, "the 1-rank communicator tests");
 }
@@ -566,12 +561,10 @@ static void test_requests(ucoll_comm_t *w)
         expect("ucoll_request_free twice", ucoll_request_free(stale), UCOLL_ERR_INVALID_ARG);
     }
     /* a freed persistent request */
-    if (expect("allreduce_init", ucoll_allreduce_init(w, in, out, 4, UCOLL_INT32, UCOLL_OP_SUM,
-                                                      &req),
-               UCOLL_OK)) {
+    if (expect("allreduce_init",
+               ucoll_allreduce_init(w, in, out, 4, UCOLL_INT32, UCOLL_OP_SUM, &req), UCOLL_OK)) {
         expect("start", ucoll_start(req), UCOLL_OK);
-        expect("ucoll_start on an active persistent request", ucoll_start(req),
-               UCOLL_ERR_STATE);
+        expect("ucoll_start on an active persistent request", ucoll_start(req), UCOLL_ERR_STATE);
         if (expect("ucoll_request_free on an active request", ucoll_request_free(req),
                    UCOLL_ERR_STATE)) {
             expect("wait", ucoll_wait(req), UCOLL_OK);
@@ -636,10 +629,10 @@ static void mismatch(ucoll_comm_t *w, const char *what, ucoll_coll_t coll, size_
     gb_snapshot(&sb);
     gb_snapshot(&rb);
     double t0 = now();
-    ucoll_status_t st = coll == UCOLL_COLL_BCAST
-                            ? ucoll_bcast(w, gb_ptr(&rb), my_count, UCOLL_INT32, 0)
-                            : ucoll_allreduce(w, gb_ptr(&sb), gb_ptr(&rb), my_count,
-                                              UCOLL_INT32, UCOLL_OP_BXOR);
+    ucoll_status_t st =
+        coll == UCOLL_COLL_BCAST
+            ? ucoll_bcast(w, gb_ptr(&rb), my_count, UCOLL_INT32, 0)
+            : ucoll_allreduce(w, gb_ptr(&sb), gb_ptr(&rb), my_count, UCOLL_INT32, UCOLL_OP_BXOR);
     double took = now() - t0;
 
     n_checks++;
@@ -677,8 +670,8 @@ static void mismatch(ucoll_comm_t *w, const char *what, ucoll_coll_t coll, size_
     /* every rank's status, to every rank (the communicator must be usable again) */
     int32_t *all = calloc((size_t)g_size, sizeof(*all)), *mine = calloc((size_t)g_size, 4);
     mine[g_rank] = (int32_t)st - 100; /* nonzero even for OK */
-    if (expect("allreduce of the statuses", ucoll_allreduce(w, mine, all, (size_t)g_size,
-                                                            UCOLL_INT32, UCOLL_OP_SUM),
+    if (expect("allreduce of the statuses",
+               ucoll_allreduce(w, mine, all, (size_t)g_size, UCOLL_INT32, UCOLL_OP_SUM),
                UCOLL_OK)) {
         int truncated = 0;
         char list[512] = "";
@@ -750,8 +743,7 @@ static void sleep_until(double t)
  * they were when its call returned, and the next collectives (which reuse the library's
  * scratch memory) give the right results. The late rank itself may complete (it may have got
  * all it needed before the others gave up) or time out. */
-static void late_rank(ucoll_comm_t *w, const char *what, ucoll_coll_t coll, size_t count,
-                      int late)
+static void late_rank(ucoll_comm_t *w, const char *what, ucoll_coll_t coll, size_t count, int late)
 {
     char name[256];
     snprintf(name, sizeof(name), "a late rank: %s", what);
@@ -766,10 +758,10 @@ static void late_rank(ucoll_comm_t *w, const char *what, ucoll_coll_t coll, size
     const double t0 = now();
     if (g_rank == late)
         sleep_until(t0 + g_timeout + 1.0);
-    ucoll_status_t st = coll == UCOLL_COLL_BCAST
-                            ? ucoll_bcast(w, gb_ptr(&rb), count, UCOLL_INT32, late)
-                            : ucoll_allreduce(w, gb_ptr(&sb), gb_ptr(&rb), count, UCOLL_INT32,
-                                              UCOLL_OP_BXOR);
+    ucoll_status_t st =
+        coll == UCOLL_COLL_BCAST
+            ? ucoll_bcast(w, gb_ptr(&rb), count, UCOLL_INT32, late)
+            : ucoll_allreduce(w, gb_ptr(&sb), gb_ptr(&rb), count, UCOLL_INT32, UCOLL_OP_BXOR);
     const double took = now() - t0;
     n_checks++;
     if (g_rank != late) {
@@ -848,8 +840,7 @@ int main(void)
     }
     /* before init */
     expect("barrier(NULL) before ucoll_init", ucoll_barrier(NULL), UCOLL_ERR_INVALID_ARG);
-    expect("ucoll_finalize(NULL) before ucoll_init", ucoll_finalize(NULL),
-           UCOLL_ERR_INVALID_ARG);
+    expect("ucoll_finalize(NULL) before ucoll_init", ucoll_finalize(NULL), UCOLL_ERR_INVALID_ARG);
 
     ucoll_comm_t *w;
     ucoll_status_t st = ucoll_init(&w);

@@ -75,8 +75,14 @@ static double now_real(void)
 
 /* ---------------------------------------------------------------- the victim's last words */
 
-enum { MODE_BEFORE, MODE_NONBLOCKING, MODE_TIMER, NRANDOM_MODES, MODE_STOP = NRANDOM_MODES,
-       NMODES };
+enum {
+    MODE_BEFORE,
+    MODE_NONBLOCKING,
+    MODE_TIMER,
+    NRANDOM_MODES,
+    MODE_STOP = NRANDOM_MODES,
+    NMODES
+};
 static const char *const mode_names[NMODES] = {"before", "nonblocking", "timer", "stop"};
 
 static int victim_fd = -1;
@@ -292,8 +298,7 @@ static ucoll_status_t op_issue(ucoll_comm_t *w, op_t *o, int nonblocking)
         return rq ? ucoll_ireduce(w, s, r, n, dt, op, o->root, rq)
                   : ucoll_reduce(w, s, r, n, dt, op, o->root);
     case C_ALLREDUCE:
-        return rq ? ucoll_iallreduce(w, s, r, n, dt, op, rq)
-                  : ucoll_allreduce(w, s, r, n, dt, op);
+        return rq ? ucoll_iallreduce(w, s, r, n, dt, op, rq) : ucoll_allreduce(w, s, r, n, dt, op);
     case C_BCAST:
         return rq ? ucoll_ibcast(w, r, n, dt, o->root, rq) : ucoll_bcast(w, r, n, dt, o->root);
     default:

@@ -1224,8 +1224,8 @@ static void test_split_misc(const tcomm_t *world)
     if (!bad && g_split_cycles >= 5000) {
         size_t heap_end = mallinfo2().uordblks;
         check(heap_end <= heap_at_2000 + 256 * 1024, "split/free cycles: bounded memory",
-              "heap in use grew from %zu to %zu bytes over cycles 2000..%d", heap_at_2000,
-              heap_end, g_split_cycles);
+              "heap in use grew from %zu to %zu bytes over cycles 2000..%d", heap_at_2000, heap_end,
+              g_split_cycles);
     }
 }
 

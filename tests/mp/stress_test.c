@@ -114,9 +114,24 @@ static uint64_t rnd(uint64_t n)
 /* ---------------------------------------------------------------- (dtype, op) pairs */
 
 typedef enum {
-    K_I64_SUM, K_I32_SUM, K_U8_SUM, K_I16_MAX, K_F64_SUM, K_F32_MIN, K_U32_BXOR, K_U16_BOR,
-    K_U64_BAND, K_U64_PROD, K_I8_LAND, K_I8_LOR, K_U8_LXOR, K_F64_MAX, K_I32_MIN, K_U64_AFFINE,
-    K_U32_USERSUM, NKINDS
+    K_I64_SUM,
+    K_I32_SUM,
+    K_U8_SUM,
+    K_I16_MAX,
+    K_F64_SUM,
+    K_F32_MIN,
+    K_U32_BXOR,
+    K_U16_BOR,
+    K_U64_BAND,
+    K_U64_PROD,
+    K_I8_LAND,
+    K_I8_LOR,
+    K_U8_LXOR,
+    K_F64_MAX,
+    K_I32_MIN,
+    K_U64_AFFINE,
+    K_U32_USERSUM,
+    NKINDS
 } kind_t;
 
 typedef struct {
@@ -356,13 +371,16 @@ static void reference(kind_t k, uint64_t salt, int lo, int hi, size_t n, void *o
 
 /* ---------------------------------------------------------------- communicators, algorithms */
 
-static const char *const coll_names[NCOLL] = {"exscan", "scan", "reduce", "allreduce", "bcast",
-                                              "barrier"};
+static const char *const coll_names[NCOLL] = {"exscan",    "scan",  "reduce",
+                                              "allreduce", "bcast", "barrier"};
 static const char *builtin_algs[NCOLL] = {
     "auto,linear,recursive-doubling,1-doubling,123-doubling,best-doubling,two-op-doubling,"
     "doubling:3,roughly-halving",
-    "auto,linear,doubling,recursive-doubling", "auto,binomial,rhrd,rhrd-classic",
-    "auto,recursive-doubling,rhrd,rhrd-classic", "auto,binomial", "auto,dissemination"};
+    "auto,linear,doubling,recursive-doubling",
+    "auto,binomial,rhrd,rhrd-classic",
+    "auto,recursive-doubling,rhrd,rhrd-classic",
+    "auto,binomial",
+    "auto,dissemination"};
 static char *alg_names[NCOLL][MAX_ALGS];
 static int n_algs[NCOLL];
 
@@ -421,8 +439,8 @@ static void *recv_ptr(const call_t *k)
 static void describe(const call_t *k, char *s, size_t len)
 {
     snprintf(s, len, "call #%ld (%s %s on %s, %s, count %zu, root %d%s, alg %s)", k->index,
-             form_names[k->form], coll_names[k->coll], k->c->name, kinds[k->kind].name,
-             k->count, k->root, k->in_place ? ", in place" : "", k->c->alg[k->coll]);
+             form_names[k->form], coll_names[k->coll], k->c->name, kinds[k->kind].name, k->count,
+             k->root, k->in_place ? ", in place" : "", k->c->alg[k->coll]);
 }
 
 /* fills the buffers for a call */
@@ -461,8 +479,7 @@ static ucoll_status_t issue(call_t *k, int nonblocking)
         return rq ? ucoll_ireduce(c, s, r, n, dt, op, k->root, rq)
                   : ucoll_reduce(c, s, r, n, dt, op, k->root);
     case UCOLL_COLL_ALLREDUCE:
-        return rq ? ucoll_iallreduce(c, s, r, n, dt, op, rq)
-                  : ucoll_allreduce(c, s, r, n, dt, op);
+        return rq ? ucoll_iallreduce(c, s, r, n, dt, op, rq) : ucoll_allreduce(c, s, r, n, dt, op);
     case UCOLL_COLL_BCAST:
         return rq ? ucoll_ibcast(c, r, n, dt, k->root, rq) : ucoll_bcast(c, r, n, dt, k->root);
     default:
@@ -1006,13 +1023,13 @@ int main(int argc, char **argv)
         fail("cannot read /proc/self/statm");
     else if (growth > tolerance)
         fail("RSS grew from %ld KiB after the warm-up to %ld KiB at the end (+%.1f %%, limit "
-             "%.0f %%)", rss_warm, rss_end, 100 * growth, 100 * tolerance);
+             "%.0f %%)",
+             rss_warm, rss_end, 100 * growth, 100 * tolerance);
 
     /* the verdict over all ranks */
     double mine[2] = {growth, -growth}, all[2] = {0, 0};
     int64_t f = n_failed, failed_anywhere = n_failed;
-    if ((st = ucoll_allreduce(R.world, mine, all, 2, UCOLL_FLOAT64, UCOLL_OP_MAX)) !=
-            UCOLL_OK ||
+    if ((st = ucoll_allreduce(R.world, mine, all, 2, UCOLL_FLOAT64, UCOLL_OP_MAX)) != UCOLL_OK ||
         (st = ucoll_allreduce(R.world, &f, &failed_anywhere, 1, UCOLL_INT64, UCOLL_OP_SUM)) !=
             UCOLL_OK) {
         fail("the final allreduces: %s", ucoll_strerror(st));
@@ -1028,9 +1045,9 @@ int main(int argc, char **argv)
                "(limit +%.0f %%); verdict: %s\n",
                size, cnt->calls, warm_calls, cnt->blocking, cnt->nonblocking, cnt->persistent,
                cnt->per_coll[0], cnt->per_coll[1], cnt->per_coll[2], cnt->per_coll[3],
-               cnt->per_coll[4], cnt->per_coll[5], (double)cnt->bytes_total / 1048576.0,
-               n_verified, (long long)failed_anywhere, t_end - t_warm, t_warm - t_start,
-               rss_warm, rss_end, -100 * all[1], 100 * all[0], 100 * tolerance,
+               cnt->per_coll[4], cnt->per_coll[5], (double)cnt->bytes_total / 1048576.0, n_verified,
+               (long long)failed_anywhere, t_end - t_warm, t_warm - t_start, rss_warm, rss_end,
+               -100 * all[1], 100 * all[0], 100 * tolerance,
                failed_anywhere == 0 ? "PASS" : "FAIL");
         fflush(stdout);
     }
