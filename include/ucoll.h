@@ -22,12 +22,12 @@
  *   that input unchanged, as in MPI.
  *
  * Errors. Every call reports through its status; ucoll itself never aborts or exits, and prints
- * (to stderr) only when ucoll_init meets a bad UCOLL_* or UCX setting. UCX can abort the
- * process on an error of an endpoint without UCX error handling (a peer on this host under
- * the default failure detection). ucoll avoids the one such case it knows of (a peer dying
- * during a zero-copy rendezvous) by using no rendezvous when every rank is on one host; in a
- * job spanning hosts, the peers on the same host still use it (UCOLL_FAILURE_DETECTION=ucx
- * removes the risk, at the cost of TCP between ranks on one host).
+ * (to stderr) only when ucoll_init meets a bad UCOLL_* or UCX setting. UCX aborts a process on
+ * an error of an endpoint without UCX error handling (the default for peers on the same host,
+ * which use shared memory). The one such error known, a peer dying while this process reads
+ * its memory in a zero-copy rendezvous (CMA), cannot happen: ranks on the same host talk
+ * through a UCP context of their own that uses no rendezvous. Setting UCX_RNDV_THRESH brings
+ * rendezvous (and the risk) back there.
  * - UCOLL_ERR_INVALID_ARG, found on the calling rank before anything is sent: NULL buffers
  *   with count > 0 (a reduce's recvbuf may be NULL off the root), UCOLL_IN_PLACE without a
  *   recvbuf, an unknown dtype or op (a freed user op included), a bitwise or logical op on

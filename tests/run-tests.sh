@@ -216,6 +216,13 @@ else
     # transports and protocols: TCP only; every message by rendezvous
     mp "mp_test np=4 UCX_TLS=tcp,self" 4 600 "UCX_TLS=tcp,self" "${BIG[@]}"
     mp "mp_test np=5 UCX_RNDV_THRESH=0" 5 600 "UCX_RNDV_THRESH=0" "${BIG[@]}"
+    # a job spanning hosts, simulated (UCOLL_TEST_HOSTS=N: rank r acts as on host r % N): the
+    # HOST and NET UCP contexts side by side; every NET message by rendezvous once
+    mp "mp_test np=4 as 2 hosts" 4 600 "UCOLL_TEST_HOSTS=2" "${BIG[@]}"
+    mp "mp_test np=7 as 3 hosts UCX_RNDV_THRESH=0" 7 900 \
+        "UCOLL_TEST_HOSTS=3 UCX_RNDV_THRESH=0" "${BIG[@]}"
+    # UCX peer error handling on every endpoint (TCP on one host)
+    mp "mp_test np=3 UCOLL_FAILURE_DETECTION=ucx" 3 600 "UCOLL_FAILURE_DETECTION=ucx" "${BIG[@]}"
     # message segmentation: none at all; small segments that are no multiple of 8 bytes
     mp "mp_test np=3 UCOLL_SEGMENT_SIZE=0" 3 600 "UCOLL_SEGMENT_SIZE=0" "${BIG[@]}"
     mp "mp_test np=6 UCOLL_SEGMENT_SIZE=1000" 6 600 "UCOLL_SEGMENT_SIZE=1000" \
@@ -320,7 +327,9 @@ fi
 # UCX_KEEPALIVE_INTERVAL=1s; in every launch one rank dies by SIGKILL at a random point (and in
 # one more launch stops, SIGSTOP) and every survivor must report PEER_FAILED or TIMED_OUT
 # within 10 s and get through ucoll_finalize. The script is one test. Once more with UCX peer
-# error handling on every endpoint (UCOLL_FAILURE_DETECTION=ucx) instead of process-id probes.
+# error handling on every endpoint (UCOLL_FAILURE_DETECTION=ucx) instead of process-id probes,
+# and once as a job on 2 simulated hosts (UCOLL_TEST_HOSTS=2: ranks on the other "host" are
+# reached through the NET context, with UCX error handling and rendezvous).
 # badinput: the bad-argument matrix and mismatched counts (UCOLL_TIMEOUT=3: some ranks wait for
 # ranks that gave up). stress: 10000 random calls of every kind, checked, RSS within 10 %.
 section "robustness: a dead rank, bad input, a long random mix"
@@ -332,6 +341,8 @@ run_job "fault: SIGKILL of a rank, np=7, $fault_reps launches" none 500 "" \
     tests/mp/run_fault.sh --np 7 --reps "$fault_reps" --seed 101
 run_job "fault: SIGKILL of a rank, np=4, UCOLL_FAILURE_DETECTION=ucx" none 400 \
     "UCOLL_FAILURE_DETECTION=ucx" tests/mp/run_fault.sh --np 4 --reps "$fault_reps" --seed 201
+run_job "fault: SIGKILL of a rank, np=6 as 2 hosts" none 500 "UCOLL_TEST_HOSTS=2" \
+    tests/mp/run_fault.sh --np 6 --reps "$fault_reps" --seed 301
 run_job "badinput np=4" 4 300 "UCOLL_TIMEOUT=3" tests/mp/badinput_test
 run_job "stress np=8: $stress_ops calls" 8 1200 "" \
     tests/mp/stress_test --expect-size 8 --ops "$stress_ops" --warmup-ops "$stress_warm" \

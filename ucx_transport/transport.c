@@ -2,9 +2,10 @@
  * UCP context/worker/endpoints and tagged messaging for ucoll (see transport.h).
  *
  * Sends and receives complete through callbacks that write into the caller's tp_op_t; a dead
- * peer is reported by the endpoint's error handler (UCP_ERR_HANDLING_MODE_PEER), which marks
- * the peer so that waits on receives from it can give up (a tag receive is not tied to an
- * endpoint and would otherwise wait forever).
+ * peer is reported by the endpoint's error handler (UCP_ERR_HANDLING_MODE_PEER), or for a peer
+ * on this host without one by probing its process id, which marks the peer so that waits on
+ * receives from it can give up (a tag receive is not tied to an endpoint and would otherwise
+ * wait forever). A receive is posted on the worker of the context its peer is reached through.
  */
 #include "transport.h"
 
@@ -20,8 +21,21 @@
 
 #define TP_POOL_CLASSES 48
 
+/* UCP contexts: HOST for the peers on this host that have no UCX error handling (AUTO
+ * failure detection), NET for every other peer. Each has its own worker; a context is created
+ * only if some peer uses it. */
+enum { TP_HOST = 0, TP_NET = 1, TP_NCTX = 2 };
+
+struct tp_ucp {
+    ucp_context_h context;
+    ucp_worker_h worker;
+    ucp_address_t *address;
+    size_t address_len;
+};
+
 struct tp_peer {
     ucp_ep_h ep;
+    int ctx; /* TP_HOST or TP_NET: the context of ep */
     int failed;
     long probe_pid; /* > 0: on this host without UCX error handling: probe this process */
     int ucx_errh;   /* the endpoint has UCX peer error handling */
@@ -29,10 +43,10 @@ struct tp_peer {
 };
 
 struct tp_ctx {
-    ucp_context_h context;
-    ucp_worker_h worker;
-    ucp_address_t *address;
+    struct tp_ucp ucp[TP_NCTX];
+    unsigned char *address; /* both worker addresses, packed (tp_local_address) */
     size_t address_len;
+    tp_failure_mode_t mode;
     int rank, nranks;
     struct tp_peer *peers;
     int any_failed;
@@ -89,51 +103,87 @@ static int count_cpus(void)
     return 1;
 }
 
+/* one UCP context and worker; eager_only: no rendezvous (see transport.h) */
+static ucs_status_t ucp_open(struct tp_ucp *u, int nranks, int eager_only)
+{
+    ucp_config_t *config = NULL;
+    ucp_params_t params;
+    memset(&params, 0, sizeof(params));
+    params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_ESTIMATED_NUM_EPS;
+    params.features = UCP_FEATURE_TAG;
+    params.estimated_num_eps = (size_t)nranks;
+    ucs_status_t st = ucp_config_read(NULL, NULL, &config);
+    if (st != UCS_OK)
+        return st;
+    if (eager_only && getenv("UCX_RNDV_THRESH") == NULL)
+        st = ucp_config_modify(config, "RNDV_THRESH", "inf");
+    if (st == UCS_OK)
+        st = ucp_init(&params, config, &u->context);
+    ucp_config_release(config);
+    if (st != UCS_OK)
+        return st;
+    ucp_worker_params_t wparams;
+    memset(&wparams, 0, sizeof(wparams));
+    wparams.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+    wparams.thread_mode = UCS_THREAD_MODE_SINGLE;
+    st = ucp_worker_create(u->context, &wparams, &u->worker);
+    if (st != UCS_OK)
+        return st;
+    return ucp_worker_get_address(u->worker, &u->address, &u->address_len);
+}
+
+static void put_len(unsigned char *p, size_t len)
+{
+    uint32_t v = (uint32_t)len;
+    memcpy(p, &v, sizeof(v));
+}
+
+static size_t get_len(const unsigned char *p)
+{
+    uint32_t v;
+    memcpy(&v, p, sizeof(v));
+    return v;
+}
+
 ucoll_status_t tp_create(int rank, int nranks, int local_ranks, tp_yield_mode_t yield_mode,
-                         int eager_only, tp_ctx_t **out)
+                         tp_failure_mode_t mode, tp_ctx_t **out)
 {
     tp_ctx_t *tp = calloc(1, sizeof(*tp));
-    ucp_config_t *config = NULL;
-    ucs_status_t st;
+    ucs_status_t st = UCS_OK;
 
     if (tp == NULL)
         return UCOLL_ERR_NO_MEMORY;
     tp->rank = rank;
     tp->nranks = nranks;
+    tp->mode = mode;
     tp->yield_mode = yield_mode;
     tp->oversubscribed = local_ranks > count_cpus();
     tp->peers = calloc((size_t)nranks, sizeof(*tp->peers));
     if (tp->peers == NULL)
         goto err_nomem;
 
-    ucp_params_t params;
-    memset(&params, 0, sizeof(params));
-    params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_ESTIMATED_NUM_EPS;
-    params.features = UCP_FEATURE_TAG;
-    params.estimated_num_eps = (size_t)nranks;
-    st = ucp_config_read(NULL, NULL, &config);
-    if (st != UCS_OK)
+    /* AUTO: HOST for the ranks on this host (this one included), NET if there are others;
+     * otherwise NET for all */
+    const int need_host = mode == TP_FAILURE_AUTO;
+    const int need_net = mode != TP_FAILURE_AUTO || local_ranks < nranks;
+    if (need_host && (st = ucp_open(&tp->ucp[TP_HOST], nranks, 1)) != UCS_OK)
         goto err_ucs;
-    if (eager_only && getenv("UCX_RNDV_THRESH") == NULL &&
-        (st = ucp_config_modify(config, "RNDV_THRESH", "inf")) != UCS_OK) {
-        ucp_config_release(config);
-        goto err_ucs;
-    }
-    st = ucp_init(&params, config, &tp->context);
-    ucp_config_release(config);
-    if (st != UCS_OK)
+    if (need_net && (st = ucp_open(&tp->ucp[TP_NET], nranks, 0)) != UCS_OK)
         goto err_ucs;
 
-    ucp_worker_params_t wparams;
-    memset(&wparams, 0, sizeof(wparams));
-    wparams.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-    wparams.thread_mode = UCS_THREAD_MODE_SINGLE;
-    st = ucp_worker_create(tp->context, &wparams, &tp->worker);
-    if (st != UCS_OK)
-        goto err_ucs;
-    st = ucp_worker_get_address(tp->worker, &tp->address, &tp->address_len);
-    if (st != UCS_OK)
-        goto err_ucs;
+    /* published address: for each context, a 4-byte length (0: none) and the address */
+    tp->address_len =
+        2 * sizeof(uint32_t) + tp->ucp[TP_HOST].address_len + tp->ucp[TP_NET].address_len;
+    if ((tp->address = malloc(tp->address_len)) == NULL)
+        goto err_nomem;
+    unsigned char *p = tp->address;
+    for (int c = 0; c < TP_NCTX; c++) {
+        put_len(p, tp->ucp[c].address_len);
+        p += sizeof(uint32_t);
+        if (tp->ucp[c].address_len > 0)
+            memcpy(p, tp->ucp[c].address, tp->ucp[c].address_len);
+        p += tp->ucp[c].address_len;
+    }
     *out = tp;
     return UCOLL_OK;
 
@@ -163,29 +213,56 @@ static void ep_error_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
     peer->tp->any_failed = 1;
 }
 
-ucoll_status_t tp_connect(tp_ctx_t *tp, const void *const *addrs, const size_t *lens,
-                          const long *local_pid, tp_failure_mode_t mode)
+/* the address of context c inside a peer's published blob; NULL if it has none */
+static const void *peer_address(const void *blob, size_t len, int c)
 {
-    (void)lens;
+    const unsigned char *p = blob, *end = p + len;
+    for (int i = 0; i <= c; i++) {
+        if ((size_t)(end - p) < sizeof(uint32_t))
+            return NULL;
+        size_t n = get_len(p);
+        p += sizeof(uint32_t);
+        if ((size_t)(end - p) < n)
+            return NULL;
+        if (i == c)
+            return n > 0 ? p : NULL;
+        p += n;
+    }
+    return NULL;
+}
+
+ucoll_status_t tp_connect(tp_ctx_t *tp, const void *const *addrs, const size_t *lens,
+                          const long *local_pid)
+{
     for (int i = 0; i < tp->nranks; i++) {
         const int on_host = local_pid[i] > 0;
+        struct tp_peer *peer = &tp->peers[i];
+        peer->tp = tp;
+        peer->ctx = tp->mode == TP_FAILURE_AUTO && on_host ? TP_HOST : TP_NET;
+        const void *addr = peer_address(addrs[i], lens[i], peer->ctx);
+        if (addr == NULL || tp->ucp[peer->ctx].worker == NULL) {
+            fprintf(stderr,
+                    "ucoll: rank %d cannot connect to rank %d: no matching UCX worker (set "
+                    "UCOLL_FAILURE_DETECTION the same on every rank)\n",
+                    tp->rank, i);
+            return UCOLL_ERR_TRANSPORT;
+        }
         ucp_ep_params_t ep_params;
         memset(&ep_params, 0, sizeof(ep_params));
         ep_params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
-        ep_params.address = (const ucp_address_t *)addrs[i];
-        tp->peers[i].tp = tp;
-        if (mode == TP_FAILURE_UCX || (mode == TP_FAILURE_AUTO && !on_host)) {
+        ep_params.address = (const ucp_address_t *)addr;
+        if (tp->mode == TP_FAILURE_UCX || (tp->mode == TP_FAILURE_AUTO && !on_host)) {
             ep_params.field_mask |=
                 UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | UCP_EP_PARAM_FIELD_ERR_HANDLER;
             ep_params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
             ep_params.err_handler.cb = ep_error_cb;
-            ep_params.err_handler.arg = &tp->peers[i];
-            tp->peers[i].ucx_errh = 1;
-        } else if (mode == TP_FAILURE_AUTO && i != tp->rank) {
-            tp->peers[i].probe_pid = local_pid[i];
+            ep_params.err_handler.arg = peer;
+            peer->ucx_errh = 1;
+        } else if (tp->mode == TP_FAILURE_AUTO && i != tp->rank) {
+            peer->probe_pid = local_pid[i];
             tp->nprobed++;
         }
-        ucs_status_t st = ucp_ep_create(tp->worker, &ep_params, &tp->peers[i].ep);
+        ucs_status_t st = ucp_ep_create(tp->ucp[peer->ctx].worker, &ep_params, &peer->ep);
         if (st != UCS_OK) {
             fprintf(stderr, "ucoll: rank %d cannot connect to rank %d: %s\n", tp->rank, i,
                     ucs_status_string(st));
@@ -235,16 +312,22 @@ static void wait_request(tp_ctx_t *tp, ucs_status_ptr_t req)
     if (req == NULL || UCS_PTR_IS_ERR(req))
         return;
     while (ucp_request_check_status(req) == UCS_INPROGRESS)
-        if (ucp_worker_progress(tp->worker) == 0)
+        if (tp_progress(tp) == 0)
             tp_idle(tp, &idle);
     ucp_request_free(req);
+}
+
+/* the context that registers memory: NET (rendezvous); HOST sends eagerly, needs none */
+static ucp_context_h mem_context(const tp_ctx_t *tp)
+{
+    return tp->ucp[TP_NET].context;
 }
 
 void tp_destroy(tp_ctx_t *tp)
 {
     if (tp == NULL)
         return;
-    if (tp->peers != NULL && tp->worker != NULL) {
+    if (tp->peers != NULL) {
         for (int i = 0; i < tp->nranks; i++) {
             if (tp->peers[i].ep == NULL)
                 continue;
@@ -263,16 +346,20 @@ void tp_destroy(tp_ctx_t *tp)
         tp_chunk_t *c = tp->all_chunks;
         tp->all_chunks = c->all_next;
         if (c->memh != NULL)
-            ucp_mem_unmap(tp->context, c->memh);
+            ucp_mem_unmap(mem_context(tp), c->memh);
         free(c->addr);
         free(c);
     }
-    if (tp->address != NULL)
-        ucp_worker_release_address(tp->worker, tp->address);
-    if (tp->worker != NULL)
-        ucp_worker_destroy(tp->worker);
-    if (tp->context != NULL)
-        ucp_cleanup(tp->context);
+    for (int c = 0; c < TP_NCTX; c++) {
+        struct tp_ucp *u = &tp->ucp[c];
+        if (u->address != NULL)
+            ucp_worker_release_address(u->worker, u->address);
+        if (u->worker != NULL)
+            ucp_worker_destroy(u->worker);
+        if (u->context != NULL)
+            ucp_cleanup(u->context);
+    }
+    free(tp->address);
     free(tp->peers);
     free(tp);
 }
@@ -338,7 +425,7 @@ ucoll_status_t tp_isend(tp_ctx_t *tp, int peer, const void *buf, size_t len, voi
     param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     param.cb.send = send_cb;
     param.user_data = op;
-    if (memh != NULL) {
+    if (memh != NULL && tp->peers[peer].ctx == TP_NET) {
         param.op_attr_mask |= UCP_OP_ATTR_FIELD_MEMH;
         param.memh = memh;
     }
@@ -360,11 +447,12 @@ ucoll_status_t tp_irecv(tp_ctx_t *tp, int peer, void *buf, size_t len, void *mem
         UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
     param.cb.recv = recv_cb;
     param.user_data = op;
-    if (memh != NULL) {
+    if (memh != NULL && tp->peers[peer].ctx == TP_NET) {
         param.op_attr_mask |= UCP_OP_ATTR_FIELD_MEMH;
         param.memh = memh;
     }
-    ucs_status_ptr_t req = ucp_tag_recv_nbx(tp->worker, buf, len, tag, ~checked, &param);
+    ucs_status_ptr_t req =
+        ucp_tag_recv_nbx(tp->ucp[tp->peers[peer].ctx].worker, buf, len, tag, ~checked, &param);
     return finish_post(op, req);
 }
 
@@ -374,11 +462,11 @@ void tp_abandon(tp_ctx_t *tp, tp_op_t *op)
         if (op->is_recv) {
             /* an unmatched receive cancels at the next progress; give a matched one in
              * flight a moment to end, then let it go */
-            ucp_request_cancel(tp->worker, op->ucp_req);
+            ucp_request_cancel(tp->ucp[tp->peers[op->peer].ctx].worker, op->ucp_req);
             unsigned idle = 0;
             double give_up = tp_clock() + 1.0;
             while (!op->done && tp_clock() < give_up)
-                if (ucp_worker_progress(tp->worker) == 0)
+                if (tp_progress(tp) == 0)
                     tp_idle(tp, &idle);
         }
         if (!op->done) {
@@ -395,7 +483,11 @@ void tp_abandon(tp_ctx_t *tp, tp_op_t *op)
 
 unsigned tp_progress(tp_ctx_t *tp)
 {
-    return ucp_worker_progress(tp->worker);
+    unsigned events = 0;
+    for (int c = 0; c < TP_NCTX; c++)
+        if (tp->ucp[c].worker != NULL)
+            events += ucp_worker_progress(tp->ucp[c].worker);
+    return events;
 }
 
 void tp_idle(tp_ctx_t *tp, unsigned *idle_passes)
@@ -455,8 +547,8 @@ tp_chunk_t *tp_pool_get(tp_ctx_t *tp, size_t size)
     mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
     mp.address = c->addr;
     mp.length = c->size;
-    ucp_mem_h memh;
-    if (ucp_mem_map(tp->context, &mp, &memh) != UCS_OK) {
+    ucp_mem_h memh = NULL;
+    if (mem_context(tp) != NULL && ucp_mem_map(mem_context(tp), &mp, &memh) != UCS_OK) {
         free(c->addr);
         free(c);
         return NULL;
@@ -480,11 +572,14 @@ ucoll_status_t tp_mem_map(tp_ctx_t *tp, void *addr, size_t len, void **memh)
 {
     ucp_mem_map_params_t mp;
     ucp_mem_h h;
+    *memh = NULL;
+    if (mem_context(tp) == NULL)
+        return UCOLL_OK; /* every peer is reached through HOST: nothing to register */
     memset(&mp, 0, sizeof(mp));
     mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
     mp.address = addr;
     mp.length = len;
-    ucs_status_t st = ucp_mem_map(tp->context, &mp, &h);
+    ucs_status_t st = ucp_mem_map(mem_context(tp), &mp, &h);
     if (st != UCS_OK)
         return from_ucs(st);
     *memh = h;
@@ -494,7 +589,7 @@ ucoll_status_t tp_mem_map(tp_ctx_t *tp, void *addr, size_t len, void **memh)
 void tp_mem_unmap(tp_ctx_t *tp, void *memh)
 {
     if (memh != NULL)
-        ucp_mem_unmap(tp->context, memh);
+        ucp_mem_unmap(mem_context(tp), memh);
 }
 
 const char *tp_transports(tp_ctx_t *tp)

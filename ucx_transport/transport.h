@@ -1,7 +1,8 @@
 /*
- * ucx_transport: one UCP context and worker per process, an endpoint to every peer with peer
- * error handling, tagged send/receive, registered scratch memory, and a progress call that
- * yields the CPU when ranks outnumber cores. Knows nothing about schedules or collectives.
+ * ucx_transport: UCP contexts and workers (one for the peers on this host, one for the rest,
+ * see tp_create), an endpoint to every peer, tagged send/receive, registered scratch memory,
+ * and a progress call that yields the CPU when ranks outnumber cores. Knows nothing about
+ * schedules or collectives.
  */
 #ifndef UCOLL_TRANSPORT_H
 #define UCOLL_TRANSPORT_H
@@ -44,23 +45,26 @@ typedef enum { TP_YIELD_AUTO, TP_YIELD_ALWAYS, TP_YIELD_NEVER } tp_yield_mode_t;
  *   TIMEOUT  no error handling at all: only UCOLL_TIMEOUT ends a wait for a dead peer */
 typedef enum { TP_FAILURE_AUTO, TP_FAILURE_UCX, TP_FAILURE_TIMEOUT } tp_failure_mode_t;
 
-/* creates the context and worker; nranks peers will be connected by tp_connect; local_ranks
- * of them (this one included) run on this host, which decides CPU yielding.
- * eager_only: no rendezvous protocol (UCX_RNDV_THRESH=inf unless the user set UCX_RNDV_THRESH).
- * For a job on one host under AUTO failure detection: its endpoints have no UCX error handling,
- * and UCX treats an error on such an endpoint as fatal: a peer that dies while this process
- * reads its memory in a zero-copy rendezvous (CMA process_vm_readv) aborted this process.
- * Eager messages travel through shared-memory FIFOs only, which a dead peer cannot break.
- * Measured cost at np=2 (issue 5 note): up to 1.3-1.5x on 1-16 MiB reduce/allreduce, none on
- * bcast/exscan. */
+/* creates the UCP contexts and workers; nranks peers will be connected by tp_connect;
+ * local_ranks of them (this one included) run on this host, which decides CPU yielding.
+ * mode AUTO gives two contexts, each with its own worker:
+ *   HOST  the peers on this host, endpoints without UCX error handling (shared memory), and
+ *         no rendezvous protocol (UCX_RNDV_THRESH=inf unless the user set UCX_RNDV_THRESH):
+ *         UCX treats an error on such an endpoint as fatal, and a peer that died while this
+ *         process read its memory in a zero-copy rendezvous (CMA process_vm_readv) aborted
+ *         this process. Eager messages go through shared-memory FIFOs only, which a dead
+ *         peer cannot break. Cost at np=2 (issue 5 note): up to 1.3-1.6x at 256 KiB-4 MiB.
+ *   NET   the peers on other hosts (created only if there are any), UCX peer error handling,
+ *         UCX's protocols as configured; the only context that registers memory.
+ * Modes UCX and TIMEOUT: NET only, for every peer. */
 ucoll_status_t tp_create(int rank, int nranks, int local_ranks, tp_yield_mode_t yield_mode,
-                         int eager_only, tp_ctx_t **tp);
-/* the worker address to publish to the other ranks */
+                         tp_failure_mode_t mode, tp_ctx_t **tp);
+/* the worker addresses to publish to the other ranks, packed in one blob */
 ucoll_status_t tp_local_address(tp_ctx_t *tp, const void **addr, size_t *len);
-/* creates endpoints to every peer from their worker addresses (addrs[i], lens[i]);
+/* creates endpoints to every peer from their published blobs (addrs[i], lens[i]);
  * local_pid[i] is the process id of a peer on this host, 0 for one elsewhere */
 ucoll_status_t tp_connect(tp_ctx_t *tp, const void *const *addrs, const size_t *lens,
-                          const long *local_pid, tp_failure_mode_t mode);
+                          const long *local_pid);
 /* while waiting: every few ms, marks failed the on-host peers whose process is gone */
 void tp_check_liveness(tp_ctx_t *tp);
 /* closes endpoints (flushing them) and destroys worker and context; the caller makes sure
