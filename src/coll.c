@@ -79,7 +79,7 @@ static void setup_request(ucoll_request_t *req, ucoll_comm_t *comm, const coll_a
     sa.commutative =
         a->coll == UCOLL_COLL_BCAST || a->coll == UCOLL_COLL_BARRIER || op_is_commutative(a->op);
     if (!req->sched_valid || req->alg != alg || memcmp(&sa, &req->sched_args, sizeof(sa)) != 0)
-        req->sched_valid = 0;
+        req->sched_valid = req->prepared = 0;
     req->magic = REQ_MAGIC;
     req->comm = comm;
     req->coll = a->coll;

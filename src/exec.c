@@ -41,6 +41,7 @@ static ucoll_status_t ensure_chunk(ucoll_request_t *req, int b, size_t bytes)
 void exec_release(ucoll_request_t *req)
 {
     tp_ctx_t *tp = req->comm->ctx->tp;
+    req->prepared = 0; /* its scratch and op slots go */
     for (int b = 0; b < SCHED_NBUFS; b++) {
         tp_pool_put(tp, req->chunk[b]);
         req->chunk[b] = NULL;
@@ -111,6 +112,9 @@ static ucoll_status_t reserve_ops(ucoll_request_t *req, size_t n);
 ucoll_status_t exec_prepare(ucoll_request_t *req)
 {
     ucoll_status_t st;
+    if (req->sched_valid && req->prepared == 1 + req->in_place)
+        return UCOLL_OK; /* a blocking call repeating the last one's arguments */
+    req->prepared = 0;
     if (!req->sched_valid) {
         sched_clear(&req->sched);
         if (req->alg->build(&req->sched, &req->sched_args) != 0)
@@ -134,7 +138,10 @@ ucoll_status_t exec_prepare(ucoll_request_t *req)
         most = n > most ? n : most;
         most = m > most ? m : most;
     }
-    return reserve_ops(req, most);
+    if ((st = reserve_ops(req, most)) != UCOLL_OK)
+        return st;
+    req->prepared = 1 + req->in_place;
+    return UCOLL_OK;
 }
 
 ucoll_status_t exec_start(ucoll_request_t *req)

@@ -123,6 +123,7 @@ struct ucoll_request {
     sched_t sched;
     sched_args_t sched_args;
     int sched_valid;
+    int prepared; /* exec_prepare done for this schedule: 1 + in_place, 0 = not done */
     /* execution state */
     size_t pc;
     int posted; /* the current round's messages are posted */
