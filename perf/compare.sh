@@ -9,8 +9,10 @@
 #      up to 4 KiB without the untimed barrier after each collective (ucoll_vs_mpi -D), then
 #      exscan alone with Open MPI's exscan algorithms 1 (linear) and 2 (recursive doubling)
 #      under both;
-#   3. ucoll_perf over ucoll's exscan algorithms on NPA ranks.
-# and writes, under the output directory: tag_lat.csv, ucoll-vs-mpi-npNP.csv,
+#   3. perf/ucoll_vs_mpi -P (one-way latency: bcasts with alternating roots, back to back)
+#      for both settings, 8 B to 4 KiB;
+#   4. ucoll_perf over ucoll's exscan algorithms on NPA ranks.
+# and writes, under the output directory: tag_lat.csv, ucoll-vs-mpi-npNP.csv, pingpong-npNP.csv,
 # exscan-algs-npNPA.csv and summary-npNP.txt (the run's conditions, the Open MPI settings of
 # each label, and the np=NP ratios at 8 B, 4 KiB, 1 MiB, 16 MiB). perf/plot.sh draws them.
 #
@@ -239,6 +241,21 @@ for alg in 1 2; do
     run_vs "ompi-ucx-exscan$alg" exscan "${ucx_mca[@]}" "${dyn[@]}"
 done
 
+# -- 2b. one-way latency without barrier skew: bcasts whose root alternates 0, 1, ... back to
+# back (ucoll_vs_mpi -P), the ping-pong ucx_perftest's tag_lat also measures
+pp_csv="$out/pingpong-np$np.csv"
+echo "label,collective,size,count,iterations,ucoll_us,mpi_us,ratio" >"$pp_csv"
+for label in ompi-default ompi-ucx; do
+    mca=()
+    [ "$label" = ompi-default ] || mca=("${ucx_mca[@]}")
+    echo "== ucoll_vs_mpi -P (bcast ping-pong), np=$np, $label: mpirun ${mca[*]}"
+    log="$tmp/pp-$label.log"
+    launch "$log" "$np" "${mca[@]}" -- "$vs" -P -b 8 -e 4K -f 8 -v -l "$label" ||
+        fail_log "ucoll_vs_mpi -P $label" "$log"
+    grep "^$label,pingpong," "$log" | tee -a "$pp_csv" | awk -F, '{
+        printf "   %9s B  ucoll %7s us  MPI %7s us  ratio %s\n", $3, $6, $7, $8}'
+done
+
 # -- 3. ucoll's exscan algorithms
 algs=auto
 if [ -x "$info" ]; then
@@ -269,5 +286,12 @@ grep -E '^(algorithm,|[a-z0-9:-]+,[0-9])' "$log" >"$alg_csv"
                    " %s us with -e error handling); MPI %s us = %.2f x\n", $1, $6,
                    (floor > 0 ? $6 / floor : 0), floor, floor_e, $7, (floor > 0 ? $7 / floor : 0)
         }' "$vs_csv"
+    echo "# one-way latency, 8 B (ucoll_vs_mpi -P: alternating-root bcast ping-pong, best block)"
+    awk -F, -v floor="$(cat "$tmp/floor")" '
+        NR > 1 && $3 == 8 {
+            printf "%-13s ucoll %s us = %.2f x tag_lat (%s us); MPI %s us = %.2f x; " \
+                   "ucoll/MPI %s\n", $1, $6, (floor > 0 ? $6 / floor : 0), floor, $7,
+                   (floor > 0 ? $7 / floor : 0), $8
+        }' "$pp_csv"
 } | tee -a "$summary"
-echo "compare: wrote $tag_csv, $vs_csv, $alg_csv, $summary"
+echo "compare: wrote $tag_csv, $vs_csv, $pp_csv, $alg_csv, $summary"

@@ -107,7 +107,7 @@ typedef struct {
     unsigned dtype, op;
     int root;
     double percentile;
-    int in_place, csv, oob, no_drain;
+    int in_place, csv, oob, no_drain, pingpong;
     const char *label;
 } opts_t;
 
@@ -139,6 +139,9 @@ static void usage(FILE *f)
             "  -l LABEL     first CSV column / table title (default \"mpi\")\n"
             "  -O           bootstrap ucoll with ucoll_init_oob over MPI_Allgather, not PMIx\n"
             "  -D           no untimed barrier after each timed collective (see the source)\n"
+            "  -P           one-way latency instead: per size, bcasts whose root alternates\n"
+            "               0, 1, 0, ... back to back (a ping-pong on 2 ranks), through each\n"
+            "               library in turn; time per bcast, the best of 5 blocks of -n\n"
             "  -v           CSV: label,collective,size,count,iterations,ucoll_p<R>_us,"
             "mpi_p<R>_us,ratio_p<R>,ucoll_avg_us,mpi_avg_us,ratio_avg,ucoll_min_us,mpi_min_us\n"
             "ucoll's algorithms: UCOLL_EXSCAN_ALG, UCOLL_SCAN_ALG, ... (default auto)\n",
@@ -217,7 +220,7 @@ static void parse_options(int argc, char **argv, opts_t *o)
     int have_e = 0, c;
 
     opterr = 0;
-    while ((c = getopt(argc, argv, ":c:b:e:f:n:w:d:o:r:R:il:ODvh")) != -1) {
+    while ((c = getopt(argc, argv, ":c:b:e:f:n:w:d:o:r:R:il:ODPvh")) != -1) {
         switch (c) {
         case 'c':
             colls = optarg;
@@ -267,6 +270,9 @@ static void parse_options(int argc, char **argv, opts_t *o)
             break;
         case 'D':
             o->no_drain = 1;
+            break;
+        case 'P':
+            o->pingpong = 1;
             break;
         case 'v':
             o->csv = 1;
@@ -647,6 +653,51 @@ static void print_header(const run_t *r)
     fflush(stdout);
 }
 
+/* -P: one-way latency. n bcasts of `bytes` whose root alternates between ranks 0 and 1 run
+ * back to back through one library, then through the other, 5 times; each library's figure is
+ * its best block's time per bcast (on 2 ranks, half a round trip, as ucx_perftest's tag_lat;
+ * no barrier skew in it) */
+static void run_pingpong(run_t *r, size_t bytes)
+{
+    const size_t count = bytes / r->esize;
+    const long n = r->o->iters >= 0 ? r->o->iters : 20 * DEFAULT_ITERS;
+    double best[2] = {1e300, 1e300};
+    memset(r->u_recv, 0, bytes);
+    memset(r->m_recv, 0, bytes);
+    for (int block = -1; block < 5; block++) { /* block -1: warm-up */
+        for (int lib = 0; lib < 2; lib++) {
+            ucoll_status_t st = ucoll_barrier(r->comm);
+            if (st != UCOLL_OK)
+                fail(r, "ucoll_barrier", ucoll_strerror(st));
+            MPI_Barrier(MPI_COMM_WORLD);
+            const double t0 = now_us();
+            for (long i = 0; i < n; i++) {
+                const int root = (int)(i & 1) % r->size;
+                if (lib == 0) {
+                    if ((st = ucoll_bcast(r->comm, r->u_recv, count, r->dtype, root)) != UCOLL_OK)
+                        fail(r, "ucoll_bcast", ucoll_strerror(st));
+                } else if (MPI_Bcast(r->m_recv, (int)count, r->mdtype, root, MPI_COMM_WORLD) !=
+                           MPI_SUCCESS) {
+                    fail(r, "MPI_Bcast", "MPI error");
+                }
+            }
+            const double t = (now_us() - t0) / (double)n;
+            if (block >= 0 && t < best[lib])
+                best[lib] = t;
+        }
+    }
+    double worst[2]; /* the slowest rank's figure */
+    MPI_Reduce(best, worst, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    if (r->rank != 0)
+        return;
+    if (r->o->csv)
+        printf("%s,pingpong,%zu,%zu,%ld,%.3f,%.3f,%.3f\n", r->o->label, bytes, count, n, worst[0],
+               worst[1], worst[0] / worst[1]);
+    else
+        printf("| bcast ping-pong | %10zu | %10ld | %10.3f | %10.3f | %7.2f |\n", bytes, n,
+               worst[0], worst[1], worst[0] / worst[1]);
+}
+
 int main(int argc, char **argv)
 {
     opts_t o;
@@ -709,15 +760,32 @@ int main(int argc, char **argv)
     if (!r.input || !r.u_send || !r.u_recv || !r.m_send || !r.m_recv)
         fail(&r, "malloc", "out of memory");
 
-    if (r.rank == 0)
+    if (o.pingpong) {
+        if (r.rank == 0) {
+            if (o.csv)
+                printf("label,collective,size,count,iterations,ucoll_us,mpi_us,ratio\n");
+            else
+                printf("# ucoll_vs_mpi -P: one-way latency, %d ranks, %s: bcasts with the root "
+                       "alternating 0, 1, ...; us per bcast, the best of 5 blocks\n"
+                       "| collective      |   size (B) | # per block|  ucoll us  |   MPI us   | "
+                       "ucoll/  |\n"
+                       "|                 |            |            |            |            |  "
+                       " MPI   |\n",
+                       r.size, dtypes[o.dtype].name);
+        }
+        for (int i = 0; i < nsizes; i++)
+            run_pingpong(&r, sizes[i]);
+        o.ncolls = 0;
+    } else if (r.rank == 0) {
         print_header(&r);
+    }
     for (int c = 0; c < o.ncolls; c++) {
         if (o.in_place && o.colls[c] == C_BCAST)
             continue; /* bcast is always in place */
         for (int i = 0; i < nsizes; i++)
             run_size(&r, o.colls[c], sizes[i]);
     }
-    if (r.rank == 0 && !o.csv)
+    if (r.rank == 0 && !o.csv && !o.pingpong)
         printf("+-----------+------------+----------+------------+------------+---------+------"
                "------+------------+---------+\n");
 
