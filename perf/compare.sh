@@ -243,8 +243,10 @@ done
 
 # -- 2b. one-way latency without barrier skew: bcasts whose root alternates 0, 1, ... back to
 # back (ucoll_vs_mpi -P), the ping-pong ucx_perftest's tag_lat also measures
+# (this machine's speed drifts by minutes, so tag_lat is taken again right before and after)
 pp_csv="$out/pingpong-np$np.csv"
 echo "label,collective,size,count,iterations,ucoll_us,mpi_us,ratio" >"$pp_csv"
+pp_floor_before=$(tag_lat 8 | awk '{print $1}')
 for label in ompi-default ompi-ucx; do
     mca=()
     [ "$label" = ompi-default ] || mca=("${ucx_mca[@]}")
@@ -255,6 +257,9 @@ for label in ompi-default ompi-ucx; do
     grep "^$label,pingpong," "$log" | tee -a "$pp_csv" | awk -F, '{
         printf "   %9s B  ucoll %7s us  MPI %7s us  ratio %s\n", $3, $6, $7, $8}'
 done
+pp_floor_after=$(tag_lat 8 | awk '{print $1}')
+echo "   ucx_perftest tag_lat 8 B just before: ${pp_floor_before:-none} us, just after:" \
+    "${pp_floor_after:-none} us"
 
 # -- 3. ucoll's exscan algorithms
 algs=auto
@@ -286,8 +291,11 @@ grep -E '^(algorithm,|[a-z0-9:-]+,[0-9])' "$log" >"$alg_csv"
                    " %s us with -e error handling); MPI %s us = %.2f x\n", $1, $6,
                    (floor > 0 ? $6 / floor : 0), floor, floor_e, $7, (floor > 0 ? $7 / floor : 0)
         }' "$vs_csv"
-    echo "# one-way latency, 8 B (ucoll_vs_mpi -P: alternating-root bcast ping-pong, best block)"
-    awk -F, -v floor="$(cat "$tmp/floor")" '
+    echo "# one-way latency, 8 B (ucoll_vs_mpi -P: alternating-root bcast ping-pong, best block);"
+    echo "# tag_lat taken just before and after it: ${pp_floor_before:-none} and" \
+        "${pp_floor_after:-none} us; the ratio uses their mean"
+    awk -F, -v floor="$(awk -v a="${pp_floor_before:-0}" -v b="${pp_floor_after:-0}" \
+        'BEGIN {print (a > 0 && b > 0) ? (a + b) / 2 : a + b}')" '
         NR > 1 && $3 == 8 {
             printf "%-13s ucoll %s us = %.2f x tag_lat (%s us); MPI %s us = %.2f x; " \
                    "ucoll/MPI %s\n", $1, $6, (floor > 0 ? $6 / floor : 0), floor, $7,
