@@ -185,7 +185,10 @@ ucoll_status_t exec_start(ucoll_request_t *req)
  * split from the message length, so they agree without telling each other. */
 static size_t segment_elems(const ucoll_request_t *req, size_t count)
 {
-    size_t seg = req->comm->ctx->cfg.segment_size / req->elem_size;
+    const size_t max_bytes = req->comm->ctx->cfg.segment_size;
+    if (max_bytes == 0 || count * req->elem_size <= max_bytes) /* no division on this path */
+        return count > 0 ? count : 1;
+    size_t seg = max_bytes / req->elem_size;
     if (seg == 0 || count <= seg)
         return count > 0 ? count : 1;
     size_t fewest = (count + UCOLL_MAX_SEGMENTS - 1) / UCOLL_MAX_SEGMENTS; /* tag field */
@@ -194,7 +197,7 @@ static size_t segment_elems(const ucoll_request_t *req, size_t count)
 
 static size_t segments(size_t count, size_t seg)
 {
-    return count == 0 ? 1 : (count + seg - 1) / seg;
+    return count <= seg ? 1 : (count + seg - 1) / seg;
 }
 
 static int regions_overlap(sched_region_t a, sched_region_t b)
