@@ -44,7 +44,8 @@ static ucoll_status_t check_args(const ucoll_comm_t *comm, const coll_args_t *a)
     const size_t esize = dtype_size(a->dtype);
     if (esize == 0)
         return UCOLL_ERR_INVALID_ARG;
-    if (a->count > SIZE_MAX / esize)
+    size_t bytes;
+    if (__builtin_mul_overflow(a->count, esize, &bytes)) /* count * size beyond SIZE_MAX */
         return UCOLL_ERR_INVALID_ARG;
     if ((a->coll == UCOLL_COLL_REDUCE || a->coll == UCOLL_COLL_BCAST) &&
         (a->root < 0 || a->root >= comm->size))
