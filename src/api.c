@@ -27,16 +27,10 @@ static ucoll_comm_t *comm_new(ucoll_ctx_t *ctx, int rank, int size, uint32_t id)
     if (comm == NULL)
         return NULL;
     comm->world_rank = calloc((size_t)size, sizeof(int));
-    comm->blocking_req = calloc(1, sizeof(*comm->blocking_req));
-    if (comm->world_rank == NULL || comm->blocking_req == NULL) {
-        free(comm->world_rank);
-        free(comm->blocking_req);
+    if (comm->world_rank == NULL) {
         free(comm);
         return NULL;
     }
-    sched_init(&comm->blocking_req->sched);
-    comm->blocking_req->blocking = 1;
-    comm->blocking_req->comm = comm;
     comm->magic = COMM_MAGIC;
     comm->ctx = ctx;
     comm->rank = rank;
@@ -51,12 +45,15 @@ static ucoll_comm_t *comm_new(ucoll_ctx_t *ctx, int rank, int size, uint32_t id)
  * it give UCOLL_ERR_STATE instead of touching freed memory */
 static void comm_kill(ucoll_comm_t *comm)
 {
-    if (comm->blocking_req != NULL) {
-        exec_abort(comm->blocking_req, UCOLL_ERR_STATE);
-        exec_release(comm->blocking_req);
-        sched_destroy(&comm->blocking_req->sched);
-        free(comm->blocking_req);
-        comm->blocking_req = NULL;
+    for (int i = 0; i < COMM_BLOCKING_CACHE; i++) {
+        ucoll_request_t *req = comm->blocking[i];
+        if (req == NULL)
+            continue;
+        exec_abort(req, UCOLL_ERR_STATE);
+        exec_release(req);
+        sched_destroy(&req->sched);
+        free(req);
+        comm->blocking[i] = NULL;
     }
     free(comm->world_rank);
     comm->world_rank = NULL;

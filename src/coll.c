@@ -65,36 +65,78 @@ static ucoll_status_t check_args(const ucoll_comm_t *comm, const coll_args_t *a)
     return UCOLL_OK;
 }
 
+/* what the schedule of a call depends on (zeroed padding: compared with memcmp) */
+static void sched_args_of(const ucoll_comm_t *comm, const coll_args_t *a, int param,
+                          sched_args_t *sa)
+{
+    memset(sa, 0, sizeof(*sa));
+    sa->rank = comm->rank;
+    sa->size = comm->size;
+    sa->root = a->coll == UCOLL_COLL_REDUCE || a->coll == UCOLL_COLL_BCAST ? a->root : 0;
+    sa->count = a->coll == UCOLL_COLL_BARRIER ? 0 : a->count;
+    sa->elem_size = a->coll == UCOLL_COLL_BARRIER ? 1 : dtype_size(a->dtype);
+    sa->param = param;
+    sa->commutative =
+        a->coll == UCOLL_COLL_BCAST || a->coll == UCOLL_COLL_BARRIER || op_is_commutative(a->op);
+}
+
+static int same_schedule(const ucoll_request_t *req, const alg_desc_t *alg, const sched_args_t *sa)
+{
+    return req->sched_valid && req->alg == alg && memcmp(sa, &req->sched_args, sizeof(*sa)) == 0;
+}
+
 /* fills req from validated arguments; keeps its schedule when nothing it depends on changed */
 static void setup_request(ucoll_request_t *req, ucoll_comm_t *comm, const coll_args_t *a,
-                          const alg_desc_t *alg, int param)
+                          const alg_desc_t *alg, int param, const sched_args_t *sa)
 {
-    sched_args_t sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.rank = comm->rank;
-    sa.size = comm->size;
-    sa.root = a->coll == UCOLL_COLL_REDUCE || a->coll == UCOLL_COLL_BCAST ? a->root : 0;
-    sa.count = a->coll == UCOLL_COLL_BARRIER ? 0 : a->count;
-    sa.elem_size = a->coll == UCOLL_COLL_BARRIER ? 1 : dtype_size(a->dtype);
-    sa.param = param;
-    sa.commutative =
-        a->coll == UCOLL_COLL_BCAST || a->coll == UCOLL_COLL_BARRIER || op_is_commutative(a->op);
-    if (!req->sched_valid || req->alg != alg || memcmp(&sa, &req->sched_args, sizeof(sa)) != 0)
+    if (!same_schedule(req, alg, sa))
         req->sched_valid = req->prepared = 0;
     req->magic = REQ_MAGIC;
     req->comm = comm;
     req->coll = a->coll;
     req->sendbuf = a->sendbuf;
     req->recvbuf = a->recvbuf;
-    req->count = sa.count;
+    req->count = sa->count;
     req->dtype = a->dtype;
     req->op = a->op;
-    req->root = sa.root;
+    req->root = sa->root;
     req->in_place = a->sendbuf == UCOLL_IN_PLACE;
-    req->elem_size = sa.elem_size;
+    req->elem_size = sa->elem_size;
     req->alg = alg;
     req->param = param;
-    req->sched_args = sa;
+    req->sched_args = *sa;
+}
+
+/* the comm's blocking request that already holds this schedule, else a free slot's or the
+ * least recently used one; moved to the front (the previous front's scratch goes back to the
+ * pool). NULL: out of memory */
+static ucoll_request_t *blocking_request(ucoll_comm_t *comm, const alg_desc_t *alg,
+                                         const sched_args_t *sa)
+{
+    int pick = -1;
+    for (int i = 0; i < COMM_BLOCKING_CACHE && comm->blocking[i] != NULL && pick < 0; i++)
+        if (same_schedule(comm->blocking[i], alg, sa))
+            pick = i;
+    if (pick < 0) {
+        pick = 0;
+        while (pick < COMM_BLOCKING_CACHE - 1 && comm->blocking[pick] != NULL)
+            pick++;
+        if (comm->blocking[pick] == NULL) {
+            ucoll_request_t *req = calloc(1, sizeof(*req));
+            if (req == NULL)
+                return NULL;
+            sched_init(&req->sched);
+            req->blocking = 1;
+            req->comm = comm;
+            comm->blocking[pick] = req;
+        }
+    }
+    ucoll_request_t *req = comm->blocking[pick];
+    if (pick > 0) /* the pool lends the scratch to the new front: kept once, not per entry */
+        exec_release_scratch(comm->blocking[0]);
+    memmove(&comm->blocking[1], &comm->blocking[0], (size_t)pick * sizeof(req));
+    comm->blocking[0] = req;
+    return req;
 }
 
 /* nothing to communicate: an empty vector (every rank passes count 0) */
@@ -118,8 +160,12 @@ static ucoll_status_t run_blocking(ucoll_comm_t *comm, const coll_args_t *a)
     int param;
     if ((st = select_algorithm(comm, a->coll, a->op, a->dtype, a->count, &alg, &param)) != 0)
         return st;
-    ucoll_request_t *req = comm->blocking_req;
-    setup_request(req, comm, a, alg, param);
+    sched_args_t sa;
+    sched_args_of(comm, a, param, &sa);
+    ucoll_request_t *req = blocking_request(comm, alg, &sa);
+    if (req == NULL)
+        return UCOLL_ERR_NO_MEMORY;
+    setup_request(req, comm, a, alg, param, &sa);
     if ((st = exec_start(req)) != UCOLL_OK)
         return st;
     return request_wait(req);
@@ -141,7 +187,9 @@ static ucoll_status_t new_request(ucoll_comm_t *comm, const coll_args_t *a, int 
     if (req == NULL)
         return UCOLL_ERR_NO_MEMORY;
     sched_init(&req->sched);
-    setup_request(req, comm, a, alg, param);
+    sched_args_t sa;
+    sched_args_of(comm, a, param, &sa);
+    setup_request(req, comm, a, alg, param, &sa);
     req->persistent = persistent;
     req->status = UCOLL_OK;
     if (persistent) {

@@ -41,14 +41,20 @@ static ucoll_status_t ensure_chunk(ucoll_request_t *req, int b, size_t bytes)
     return req->chunk[b] != NULL ? UCOLL_OK : UCOLL_ERR_NO_MEMORY;
 }
 
-void exec_release(ucoll_request_t *req)
+void exec_release_scratch(ucoll_request_t *req)
 {
     tp_ctx_t *tp = req->comm->ctx->tp;
-    req->prepared = 0; /* its scratch and op slots go */
+    req->prepared = 0;
     for (int b = 0; b < SCHED_NBUFS; b++) {
         tp_pool_put(tp, req->chunk[b]);
         req->chunk[b] = NULL;
     }
+}
+
+void exec_release(ucoll_request_t *req)
+{
+    tp_ctx_t *tp = req->comm->ctx->tp;
+    exec_release_scratch(req); /* its scratch and op slots go */
     free(req->send_ops);
     free(req->recv_ops);
     req->send_ops = req->recv_ops = NULL;

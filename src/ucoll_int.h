@@ -63,6 +63,7 @@ enum { COMM_MAGIC = 0x75636f6c, COMM_DEAD = 0x64656164 };
 /* freed comms kept allocated (dead) so that use after ucoll_comm_free is answered with
  * UCOLL_ERR_STATE; beyond this many the oldest is released, bounding split/free loops */
 enum { COMM_QUARANTINE = 1024 };
+enum { COMM_BLOCKING_CACHE = 4 };
 
 typedef struct {
     const alg_desc_t *alg; /* NULL: auto */
@@ -77,7 +78,9 @@ struct ucoll_comm {
     uint32_t id;     /* tag field */
     uint32_t seq;    /* next collective sequence number */
     alg_choice_t alg[UCOLL_NCOLLS];
-    ucoll_request_t *blocking_req; /* reused by blocking calls */
+    /* requests of blocking calls, most recently used first, each keeping its schedule and
+     * scratch: a program alternating collectives, roots or sizes rebuilds nothing */
+    ucoll_request_t *blocking[COMM_BLOCKING_CACHE];
     /* auto's cost model: exscan candidates' figures (computed on first use) and gamma per
      * (op, dtype) agreed by every rank of the comm */
     sched_figures_t *exscan_figs;
@@ -163,6 +166,8 @@ ucoll_status_t exec_advance(ucoll_request_t *req);
 /* stops an active request after an error: cancels what is in flight, releases scratch */
 void exec_abort(ucoll_request_t *req, ucoll_status_t status);
 void exec_release(ucoll_request_t *req);
+/* returns an inactive request's scratch to the pool; its schedule stays */
+void exec_release_scratch(ucoll_request_t *req);
 ucoll_status_t exec_register_user_buffers(ucoll_request_t *req);
 /* one progress pass over the transport and every active request of ctx */
 unsigned ctx_progress(ucoll_ctx_t *ctx);
