@@ -265,6 +265,8 @@ UCOLL_EXPORT ucoll_status_t ucoll_finalize(ucoll_comm_t *world)
     coll_release_requests(ctx);
     /* after a failed barrier (a dead peer, a timeout) the fence would wait for the dead */
     ucoll_status_t fst = st == UCOLL_OK ? ctx->bs->fence(ctx->bs) : UCOLL_OK;
+    if (st != UCOLL_OK)
+        tp_close_by_force(ctx->tp);
     for (ucoll_comm_t *c = ctx->comms, *next; c != NULL; c = next) {
         next = c->next;
         comm_kill(c);

@@ -50,6 +50,7 @@ struct tp_ctx {
     int rank, nranks;
     struct tp_peer *peers;
     int any_failed;
+    int close_by_force; /* tp_destroy: no flushing close (tp_close_by_force) */
     int oversubscribed;
     tp_yield_mode_t yield_mode;
     int nprobed;                              /* peers with probe_pid > 0 */
@@ -306,12 +307,14 @@ void tp_check_liveness(tp_ctx_t *tp)
         }
 }
 
-static void wait_request(tp_ctx_t *tp, ucs_status_ptr_t req)
+/* waits for a close request, at most `seconds`; then lets it go (UCX keeps it) */
+static void wait_request(tp_ctx_t *tp, ucs_status_ptr_t req, double seconds)
 {
     unsigned idle = 0;
     if (req == NULL || UCS_PTR_IS_ERR(req))
         return;
-    while (ucp_request_check_status(req) == UCS_INPROGRESS)
+    const double give_up = tp_clock() + seconds;
+    while (ucp_request_check_status(req) == UCS_INPROGRESS && tp_clock() < give_up)
         if (tp_progress(tp) == 0)
             tp_idle(tp, &idle);
     ucp_request_free(req);
@@ -328,18 +331,26 @@ void tp_destroy(tp_ctx_t *tp)
     if (tp == NULL)
         return;
     if (tp->peers != NULL) {
+        const double give_up = tp_clock() + 2.0;
         for (int i = 0; i < tp->nranks; i++) {
             if (tp->peers[i].ep == NULL)
                 continue;
             ucp_request_param_t param;
             memset(&param, 0, sizeof(param));
             param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-            /* a flushing close waits for the peer: forever for a stopped one, and after a
+            /* A flushing close waits for the peer: forever for a stopped one, and after a
              * dead one UCX 1.13 asserted (ucp_ep.c:437 proto_reqs) in ucp_worker_destroy.
-             * Finalize has passed its barrier (or given up on a peer), so nothing is owed. */
-            param.flags =
-                tp->peers[i].failed || tp->peers[i].ucx_errh ? UCP_EP_CLOSE_FLAG_FORCE : 0;
-            wait_request(tp, ucp_ep_close_nbx(tp->peers[i].ep, &param));
+             * Once any peer failed, sends abandoned by failed collectives may still be queued
+             * to live peers that have since left (a large eager message whose receiver
+             * exited): flushing those never ends either, so then every endpoint closes by
+             * force (so also after a failed finalize barrier: tp_close_by_force). Otherwise
+             * finalize has passed its barrier, nothing is owed, and the flushes are quick;
+             * they share a 2 s budget all the same, after which the rest close by force. */
+            const double left = give_up - tp_clock();
+            const int force = tp->close_by_force || tp->any_failed || tp->peers[i].failed ||
+                              tp->peers[i].ucx_errh || left <= 0;
+            param.flags = force ? UCP_EP_CLOSE_FLAG_FORCE : 0;
+            wait_request(tp, ucp_ep_close_nbx(tp->peers[i].ep, &param), left > 0 ? left : 0.1);
         }
     }
     while (tp->all_chunks != NULL) {
@@ -515,6 +526,11 @@ int tp_peer_failed(const tp_ctx_t *tp, int peer)
 int tp_any_peer_failed(const tp_ctx_t *tp)
 {
     return tp->any_failed;
+}
+
+void tp_close_by_force(tp_ctx_t *tp)
+{
+    tp->close_by_force = 1;
 }
 
 static unsigned size_class(size_t size)

@@ -90,6 +90,9 @@ void tp_idle(tp_ctx_t *tp, unsigned *idle_passes);
 /* 1 if the peer's endpoint reported an error (the peer died or is unreachable) */
 int tp_peer_failed(const tp_ctx_t *tp, int peer);
 int tp_any_peer_failed(const tp_ctx_t *tp);
+/* tp_destroy will close every endpoint by force (the ranks did not all get through the
+ * finalize barrier: sends of failed collectives may still be queued to peers that left) */
+void tp_close_by_force(tp_ctx_t *tp);
 
 /* registered memory of at least `size` bytes, mapped once with ucp_mem_map and recycled */
 tp_chunk_t *tp_pool_get(tp_ctx_t *tp, size_t size);
