@@ -395,6 +395,12 @@ static void recv_cb(void *request, ucs_status_t status, const ucp_tag_recv_info_
     op->done = 1;
 }
 
+/* the worker of the context through which peer is reached */
+static ucp_worker_h peer_worker(const tp_ctx_t *tp, int peer)
+{
+    return tp->ucp[tp->peers[peer].ctx].worker;
+}
+
 static ucoll_status_t finish_post(tp_op_t *op, ucs_status_ptr_t req)
 {
     if (req == NULL) {
@@ -462,8 +468,7 @@ ucoll_status_t tp_irecv(tp_ctx_t *tp, int peer, void *buf, size_t len, void *mem
         param.op_attr_mask |= UCP_OP_ATTR_FIELD_MEMH;
         param.memh = memh;
     }
-    ucs_status_ptr_t req =
-        ucp_tag_recv_nbx(tp->ucp[tp->peers[peer].ctx].worker, buf, len, tag, ~checked, &param);
+    ucs_status_ptr_t req = ucp_tag_recv_nbx(peer_worker(tp, peer), buf, len, tag, ~checked, &param);
     return finish_post(op, req);
 }
 
@@ -473,7 +478,7 @@ void tp_abandon(tp_ctx_t *tp, tp_op_t *op)
         if (op->is_recv) {
             /* an unmatched receive cancels at the next progress; give a matched one in
              * flight a moment to end, then let it go */
-            ucp_request_cancel(tp->ucp[tp->peers[op->peer].ctx].worker, op->ucp_req);
+            ucp_request_cancel(peer_worker(tp, op->peer), op->ucp_req);
             unsigned idle = 0;
             double give_up = tp_clock() + 1.0;
             while (!op->done && tp_clock() < give_up)
@@ -558,18 +563,11 @@ tp_chunk_t *tp_pool_get(tp_ctx_t *tp, size_t size)
         free(c);
         return NULL;
     }
-    ucp_mem_map_params_t mp;
-    memset(&mp, 0, sizeof(mp));
-    mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
-    mp.address = c->addr;
-    mp.length = c->size;
-    ucp_mem_h memh = NULL;
-    if (mem_context(tp) != NULL && ucp_mem_map(mem_context(tp), &mp, &memh) != UCS_OK) {
+    if (tp_mem_map(tp, c->addr, c->size, &c->memh) != UCOLL_OK) {
         free(c->addr);
         free(c);
         return NULL;
     }
-    c->memh = memh;
     c->all_next = tp->all_chunks;
     tp->all_chunks = c;
     return c;
