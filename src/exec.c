@@ -9,8 +9,8 @@
  * receive sends first (its send is the critical path: back-to-back np=2 allreduce and barrier
  * 12 % faster), a larger one posts its receive first (so that the data lands in place rather
  * than in UCX's unexpected-message buffers). Scratch buffers are registered chunks from the
- * transport's pool and stay with the request (a persistent or blocking request reuses them without
- * allocating).
+ * transport's pool: a persistent request keeps them, a comm's cached blocking request while it
+ * is the most recently used one (no allocation per call either way).
  */
 #include "ucoll_int.h"
 
@@ -194,9 +194,9 @@ static size_t segment_elems(const ucoll_request_t *req, size_t count)
     const size_t max_bytes = req->comm->ctx->cfg.segment_size;
     if (max_bytes == 0 || count * req->elem_size <= max_bytes) /* no division on this path */
         return count > 0 ? count : 1;
-    size_t seg = max_bytes / req->elem_size;
-    if (seg == 0 || count <= seg)
-        return count > 0 ? count : 1;
+    size_t seg = max_bytes / req->elem_size; /* < count: the message does not fit one */
+    if (seg == 0)
+        return count;
     size_t fewest = (count + UCOLL_MAX_SEGMENTS - 1) / UCOLL_MAX_SEGMENTS; /* tag field */
     return seg < fewest ? fewest : seg;
 }
@@ -413,16 +413,21 @@ ucoll_status_t exec_advance(ucoll_request_t *req)
     return finish(req, UCOLL_OK);
 }
 
-unsigned ctx_progress(ucoll_ctx_t *ctx)
+/* one transport progress pass, then every active request of ctx but `skip` advances */
+static unsigned progress_except(ucoll_ctx_t *ctx, const ucoll_request_t *skip)
 {
     unsigned events = tp_progress(ctx->tp);
-    ucoll_request_t *req = ctx->active;
-    while (req != NULL) {
-        ucoll_request_t *next = req->next_active; /* req may leave the list */
-        exec_advance(req);
-        req = next;
+    for (ucoll_request_t *r = ctx->active, *next; r != NULL; r = next) {
+        next = r->next_active; /* r may leave the list */
+        if (r != skip)
+            exec_advance(r);
     }
     return events;
+}
+
+unsigned ctx_progress(ucoll_ctx_t *ctx)
+{
+    return progress_except(ctx, NULL);
 }
 
 ucoll_status_t request_wait(ucoll_request_t *req)
@@ -433,14 +438,8 @@ ucoll_status_t request_wait(ucoll_request_t *req)
         ucoll_status_t st = exec_advance(req);
         if (st != UCOLL_INPROGRESS)
             return st;
-        /* ctx_progress without advancing req twice per pass: the other active requests */
-        unsigned events = tp_progress(ctx->tp);
-        for (ucoll_request_t *r = ctx->active, *next; r != NULL; r = next) {
-            next = r->next_active; /* r may leave the list */
-            if (r != req)
-                exec_advance(r);
-        }
-        if (events == 0)
+        /* req itself was just advanced: once per pass is enough */
+        if (progress_except(ctx, req) == 0)
             tp_idle(ctx->tp, &idle);
         else
             idle = 0;
