@@ -118,8 +118,7 @@ static ucoll_status_t init_common(bootstrap_t *bs, ucoll_comm_t **world)
         st = UCOLL_ERR_NO_MEMORY;
         goto fail;
     }
-    memset(head, 0, sizeof(head));
-    machine_identity(head, bs->rank);
+    machine_identity(head, bs->rank); /* zeroes all of it but the pid that follows */
     int64_t my_pid = (int64_t)getpid();
     memcpy(head + HOST_BYTES, &my_pid, PID_BYTES);
     if ((st = bs->allgatherv(bs, head, HEAD_BYTES, &blobs, &lens)) != UCOLL_OK)
@@ -267,21 +266,18 @@ UCOLL_EXPORT ucoll_status_t ucoll_finalize(ucoll_comm_t *world)
     ucoll_status_t fst = st == UCOLL_OK ? ctx->bs->fence(ctx->bs) : UCOLL_OK;
     if (st != UCOLL_OK)
         tp_close_by_force(ctx->tp);
-    for (ucoll_comm_t *c = ctx->comms, *next; c != NULL; c = next) {
-        next = c->next;
-        comm_kill(c);
-        c->ctx = NULL;
-        c->next = g_dead_comms;
-        g_dead_comms = c;
-    }
-    ctx->comms = NULL;
-    for (ucoll_comm_t *c = ctx->freed_head, *next; c != NULL; c = next) {
-        next = c->next;
-        c->ctx = NULL;
-        c->next = g_dead_comms;
-        g_dead_comms = c;
-    }
-    ctx->freed_head = ctx->freed_tail = NULL;
+    /* the live comms and the freed ones kept for ERR_STATE all stay, dead (comm_kill of an
+     * already freed one does nothing more) */
+    ucoll_comm_t *lists[2] = {ctx->comms, ctx->freed_head};
+    for (int l = 0; l < 2; l++)
+        for (ucoll_comm_t *c = lists[l], *next; c != NULL; c = next) {
+            next = c->next;
+            comm_kill(c);
+            c->ctx = NULL;
+            c->next = g_dead_comms;
+            g_dead_comms = c;
+        }
+    ctx->comms = ctx->freed_head = ctx->freed_tail = NULL;
     tp_destroy(ctx->tp);
     ctx->bs->finalize(ctx->bs);
     free(ctx);
