@@ -35,6 +35,8 @@
 
 #include <ucoll.h>
 
+#include "mp_util.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
@@ -259,13 +261,6 @@ static int g_split_cycles = 5000;
 static unsigned char *g_ref, *g_tmp; /* scratch for references, g_big elements of 8 bytes */
 static double *g_mag;
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static void fail(const char *name, const char *fmt, ...)
 {
     g_fails++;
@@ -316,42 +311,6 @@ static int expect_st(ucoll_status_t st, ucoll_status_t want, const char *name, c
     if (want == UCOLL_OK && !ok)
         fatal_if(st, name);
     return ok;
-}
-
-static void fmt_elem(ucoll_dtype_t dt, const void *p, char *out, size_t len)
-{
-    switch (dt) {
-    case UCOLL_INT8:
-        snprintf(out, len, "%d", *(const int8_t *)p);
-        break;
-    case UCOLL_UINT8:
-        snprintf(out, len, "%u", *(const uint8_t *)p);
-        break;
-    case UCOLL_INT16:
-        snprintf(out, len, "%d", *(const int16_t *)p);
-        break;
-    case UCOLL_UINT16:
-        snprintf(out, len, "%u", *(const uint16_t *)p);
-        break;
-    case UCOLL_INT32:
-        snprintf(out, len, "%ld", (long)*(const int32_t *)p);
-        break;
-    case UCOLL_UINT32:
-        snprintf(out, len, "0x%lx", (unsigned long)*(const uint32_t *)p);
-        break;
-    case UCOLL_INT64:
-        snprintf(out, len, "%lld", (long long)*(const int64_t *)p);
-        break;
-    case UCOLL_UINT64:
-        snprintf(out, len, "0x%016llx", (unsigned long long)*(const uint64_t *)p);
-        break;
-    case UCOLL_FLOAT32:
-        snprintf(out, len, "%.9g", (double)*(const float *)p);
-        break;
-    case UCOLL_FLOAT64:
-        snprintf(out, len, "%.17g", *(const double *)p);
-        break;
-    }
 }
 
 /* got against want, n elements of `kind`; float64 sums within tolerance (g_mag) */

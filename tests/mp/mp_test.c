@@ -14,6 +14,8 @@
 
 #include <ucoll.h>
 
+#include "mp_util.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -279,13 +281,6 @@ typedef struct {
     int nbig_sel;
 } ctx_t;
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static int in_list(const char *const *list, int n, const char *name)
 {
     if (n == 0)
@@ -333,42 +328,6 @@ static int expect_ok(ctx_t *c, const char *casename, ucoll_status_t st)
     fail_msg(c, casename, "status %d (%s), expected UCOLL_OK", (int)st, ucoll_strerror(st));
     check_fatal(c, casename, st);
     return 0;
-}
-
-static void fmt_elem(ucoll_dtype_t dt, const void *p, char *out, size_t outlen)
-{
-    switch (dt) {
-    case UCOLL_INT8:
-        snprintf(out, outlen, "%d", *(const int8_t *)p);
-        break;
-    case UCOLL_UINT8:
-        snprintf(out, outlen, "%u", *(const uint8_t *)p);
-        break;
-    case UCOLL_INT16:
-        snprintf(out, outlen, "%d", *(const int16_t *)p);
-        break;
-    case UCOLL_UINT16:
-        snprintf(out, outlen, "%u", *(const uint16_t *)p);
-        break;
-    case UCOLL_INT32:
-        snprintf(out, outlen, "%ld", (long)*(const int32_t *)p);
-        break;
-    case UCOLL_UINT32:
-        snprintf(out, outlen, "%lu", (unsigned long)*(const uint32_t *)p);
-        break;
-    case UCOLL_INT64:
-        snprintf(out, outlen, "%lld", (long long)*(const int64_t *)p);
-        break;
-    case UCOLL_UINT64:
-        snprintf(out, outlen, "0x%llx", (unsigned long long)*(const uint64_t *)p);
-        break;
-    case UCOLL_FLOAT32:
-        snprintf(out, outlen, "%.9g", (double)*(const float *)p);
-        break;
-    case UCOLL_FLOAT64:
-        snprintf(out, outlen, "%.17g", *(const double *)p);
-        break;
-    }
 }
 
 /* compares n elements of got against want; float64 sums within a relative tolerance of the sum

@@ -22,6 +22,8 @@
 
 #include <ucoll.h>
 
+#include "mp_util.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -41,13 +43,6 @@
 
 #define MAX_RANKS 64
 #define ERR_LEN UINT64_MAX /* reply header of a failed round */
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* ---------------------------------------------------------------- bounded socket I/O */
 
