@@ -61,14 +61,16 @@ static void comm_kill(ucoll_comm_t *comm)
     comm->magic = COMM_DEAD;
 }
 
-/* two exchanges at init: first each rank's machine identity and process id (which ranks
- * share this host decides how UCX is set up), then the UCP worker addresses.
+/* two exchanges at init: first each rank's machine identity, process id and on-host segment
+ * descriptor (which ranks share this host decides how UCX is set up; see shm.h for the
+ * segment), then the UCP worker addresses.
  * Machine identity (HOST_BYTES): the host name, the kernel's boot id and the inode of the pid
  * namespace, so that containers sharing a host name, or one machine's pid namespaces, are not
  * taken for one host whose process ids can be probed. */
 #define HOST_BYTES 128
 #define PID_BYTES 8
-#define HEAD_BYTES (HOST_BYTES + PID_BYTES)
+#define FD_BYTES 4
+#define HEAD_BYTES (HOST_BYTES + PID_BYTES + FD_BYTES)
 
 static void machine_identity(char id[HOST_BYTES], int rank)
 {
@@ -101,6 +103,8 @@ static ucoll_status_t init_common(bootstrap_t *bs, ucoll_comm_t **world)
     const void **addrs = NULL;
     size_t *addr_lens = NULL;
     long *local_pid = NULL;
+    int *local_fd = NULL;
+    int shm_fd = -1; /* ours until tp_create takes it */
     ucoll_status_t st;
 
     if (ctx == NULL) {
@@ -114,16 +118,20 @@ static ucoll_status_t init_common(bootstrap_t *bs, ucoll_comm_t **world)
     addrs = calloc((size_t)bs->size, sizeof(*addrs));
     addr_lens = calloc((size_t)bs->size, sizeof(*addr_lens));
     local_pid = calloc((size_t)bs->size, sizeof(*local_pid));
-    if (addrs == NULL || addr_lens == NULL || local_pid == NULL) {
+    local_fd = calloc((size_t)bs->size, sizeof(*local_fd));
+    if (addrs == NULL || addr_lens == NULL || local_pid == NULL || local_fd == NULL) {
         st = UCOLL_ERR_NO_MEMORY;
         goto fail;
     }
     machine_identity(head, bs->rank); /* zeroes all of it but the pid that follows */
     int64_t my_pid = (int64_t)getpid();
     memcpy(head + HOST_BYTES, &my_pid, PID_BYTES);
+    if (ctx->cfg.shm && ctx->cfg.failure == TP_FAILURE_AUTO)
+        shm_fd = tp_shm_segment();
+    int32_t my_fd = shm_fd;
+    memcpy(head + HOST_BYTES + PID_BYTES, &my_fd, FD_BYTES);
     if ((st = bs->allgatherv(bs, head, HEAD_BYTES, &blobs, &lens)) != UCOLL_OK)
         goto fail;
-    int local = 0;
     for (int i = 0; i < bs->size; i++) {
         if (lens[i] != HEAD_BYTES) {
             st = UCOLL_ERR_BOOTSTRAP;
@@ -131,16 +139,20 @@ static ucoll_status_t init_common(bootstrap_t *bs, ucoll_comm_t **world)
         }
         if (memcmp(blobs[i], head, HOST_BYTES) == 0) {
             int64_t pid;
+            int32_t fd;
             memcpy(&pid, (char *)blobs[i] + HOST_BYTES, PID_BYTES);
+            memcpy(&fd, (char *)blobs[i] + HOST_BYTES + PID_BYTES, FD_BYTES);
             local_pid[i] = (long)pid;
-            local++;
+            local_fd[i] = fd;
         }
     }
     bootstrap_free_blobs(bs->size, blobs, lens);
     blobs = NULL;
     lens = NULL;
-    if ((st = tp_create(bs->rank, bs->size, local, ctx->cfg.yield, ctx->cfg.failure, &ctx->tp)) !=
-        UCOLL_OK)
+    st = tp_create(bs->rank, bs->size, local_pid, local_fd, shm_fd, ctx->cfg.yield,
+                   ctx->cfg.failure, &ctx->tp);
+    shm_fd = -1; /* tp_create took it */
+    if (st != UCOLL_OK)
         goto fail;
 
     const void *addr;
@@ -189,15 +201,19 @@ static ucoll_status_t init_common(bootstrap_t *bs, ucoll_comm_t **world)
     free(addrs);
     free(addr_lens);
     free(local_pid);
+    free(local_fd);
     g_ctx = ctx;
     *world = comm;
     return UCOLL_OK;
 
 fail:
+    if (shm_fd >= 0)
+        close(shm_fd);
     bootstrap_free_blobs(bs->size, blobs, lens);
     free(addrs);
     free(addr_lens);
     free(local_pid);
+    free(local_fd);
     while (ctx->comms != NULL) {
         ucoll_comm_t *c = ctx->comms;
         ctx->comms = c->next;
@@ -278,6 +294,12 @@ UCOLL_EXPORT ucoll_status_t ucoll_finalize(ucoll_comm_t *world)
             g_dead_comms = c;
         }
     ctx->comms = ctx->freed_head = ctx->freed_tail = NULL;
+    if (getenv("UCOLL_TEST_SHM_COUNTS") != NULL) { /* tests: was the on-host channel used */
+        unsigned long long n[3];
+        tp_shm_counts(ctx->tp, n);
+        fprintf(stderr, "ucoll: rank %d shm sent %llu received %llu unexpected %llu\n",
+                ctx->bs->rank, n[0], n[1], n[2]);
+    }
     tp_destroy(ctx->tp);
     ctx->bs->finalize(ctx->bs);
     free(ctx);

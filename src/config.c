@@ -30,6 +30,9 @@ static const config_var_t vars[] = {
      "how a dead peer is noticed: auto = peers on this host by probing their process id "
      "(keeps shared memory), others by UCX peer error handling; ucx = UCX peer error handling "
      "for all (UCX 1.13 then uses TCP even on one host); timeout = only UCOLL_TIMEOUT"},
+    {"UCOLL_SHM", "1",
+     "1: messages of at most 1008 bytes between ranks of one host go through ucoll's own "
+     "shared-memory rings (with UCOLL_FAILURE_DETECTION=auto); 0: through UCX"},
     {"UCOLL_PROGRESS_YIELD", "auto",
      "auto: yield the CPU when idle if ranks outnumber cores (else after 1000 idle polls); "
      "always; never"},
@@ -101,6 +104,15 @@ ucoll_status_t config_read(ucoll_config_t *cfg)
             fprintf(stderr, "ucoll: UCOLL_FAILURE_DETECTION=%s: use auto, ucx or timeout\n", fd);
             return UCOLL_ERR_INVALID_ARG;
         }
+    }
+    cfg->shm = 1;
+    const char *shm = getenv("UCOLL_SHM");
+    if (shm != NULL && *shm != '\0') {
+        if (strcmp(shm, "0") != 0 && strcmp(shm, "1") != 0) {
+            fprintf(stderr, "ucoll: UCOLL_SHM=%s: use 1 (on) or 0 (off)\n", shm);
+            return UCOLL_ERR_INVALID_ARG;
+        }
+        cfg->shm = shm[0] == '1';
     }
     const char *y = getenv("UCOLL_PROGRESS_YIELD");
     cfg->yield = TP_YIELD_AUTO;

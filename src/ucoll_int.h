@@ -45,6 +45,7 @@ typedef struct {
     double timeout_s;          /* UCOLL_TIMEOUT; <= 0: wait forever */
     size_t segment_size;       /* UCOLL_SEGMENT_SIZE: bytes per message segment; 0 = no segments */
     tp_yield_mode_t yield;     /* UCOLL_PROGRESS_YIELD */
+    int shm;                   /* UCOLL_SHM: the on-host small-message channel */
     tp_failure_mode_t failure; /* UCOLL_FAILURE_DETECTION */
     const char *alg_env[UCOLL_NCOLLS]; /* UCOLL_<COLL>_ALG values or NULL */
     double alpha_us, beta_ns;          /* UCOLL_ALPHA_US, UCOLL_BETA_NS_PER_BYTE; < 0: measure */

@@ -221,6 +221,8 @@ else
     mp "mp_test np=4 as 2 hosts" 4 600 "UCOLL_TEST_HOSTS=2" "${BIG[@]}"
     mp "mp_test np=7 as 3 hosts UCX_RNDV_THRESH=0" 7 900 \
         "UCOLL_TEST_HOSTS=3 UCX_RNDV_THRESH=0" "${BIG[@]}"
+    # small on-host messages through UCX instead of ucoll's shared-memory rings
+    mp "mp_test np=5 UCOLL_SHM=0" 5 600 "UCOLL_SHM=0" "${BIG[@]}"
     # UCX peer error handling on every endpoint (TCP on one host)
     mp "mp_test np=3 UCOLL_FAILURE_DETECTION=ucx" 3 600 "UCOLL_FAILURE_DETECTION=ucx" "${BIG[@]}"
     # message segmentation: none at all; small segments that are no multiple of 8 bytes
@@ -228,6 +230,32 @@ else
     mp "mp_test np=6 UCOLL_SEGMENT_SIZE=1000" 6 600 "UCOLL_SEGMENT_SIZE=1000" \
         --counts 0,1,7,1000,20000 "${BIG[@]}"
 fi
+
+# shm_used NAME NP "VAR=VALUE ..." WANT: an mp_test launch whose ranks report at finalize
+# how many messages went through the on-host channel (UCOLL_TEST_SHM_COUNTS); WANT "some":
+# every rank sent and received some, "none": every rank none. One more test on top of the launch.
+shm_used() {
+    local name=$1 np=$2 envs=$3 want=$4 log lines bad
+    mp "$name" "$np" 300 "UCOLL_TEST_SHM_COUNTS=1 $envs" --colls allreduce,exscan --counts 1,7
+    log="$LOGDIR/$(echo "$name" | tr -c 'A-Za-z0-9=.,_-' '_').log"
+    lines=$(grep -cE '^ucoll: rank [0-9]+ shm sent' "$log")
+    if [ "$want" = some ]; then
+        bad=$(grep -E '^ucoll: rank [0-9]+ shm sent' "$log" | grep -cE 'sent 0 |received 0 ')
+    else
+        bad=$(grep -E '^ucoll: rank [0-9]+ shm sent' "$log" | grep -vcE 'sent 0 received 0 ')
+    fi
+    if [ "$lines" = "$np" ] && [ "$bad" = 0 ]; then
+        pass "$name: $lines ranks, on-host channel used by $want"
+    else
+        fail "$name: $lines of $np ranks reported, $bad not '$want'" "$log"
+    fi
+}
+section "on-host shared-memory channel (issue 5)"
+shm_used "shm counts np=3" 3 "" some
+shm_used "shm counts np=4 as 2 hosts" 4 "UCOLL_TEST_HOSTS=2" some
+shm_used "shm counts np=3 UCOLL_SHM=0" 3 "UCOLL_SHM=0" none
+shm_used "shm counts np=3 as 3 hosts" 3 "UCOLL_TEST_HOSTS=3" none
+shm_used "shm counts np=2 UCOLL_FAILURE_DETECTION=ucx" 2 "UCOLL_FAILURE_DETECTION=ucx" none
 
 if [ "$quick" = 0 ]; then
     section "exclusive scan at more process counts (issue 3)"

@@ -15,15 +15,18 @@
 typedef struct tp_ctx tp_ctx_t;
 
 /* one outstanding send or receive; filled in by the transport */
-typedef struct {
+typedef struct tp_op {
     volatile int done;     /* 1 once complete (successfully or not) */
     ucoll_status_t status; /* valid when done */
     size_t expected;       /* bytes posted */
     uint64_t tag, checked; /* receive: tag bits in `checked` must equal these after a match */
     int peer;
     int is_recv;
-    void *ucp_req; /* UCP request while in flight */
-    void *tp;      /* owning context */
+    void *ucp_req;      /* UCP request while in flight */
+    void *tp;           /* owning context */
+    int via_shm;        /* travels through the on-host channel (shm.h), not UCX */
+    void *buf;          /* shm: the data (a receive's destination) */
+    struct tp_op *next; /* shm: the next op of its peer's posted or pending list */
 } tp_op_t;
 
 /* a piece of registered memory from the pool */
@@ -45,8 +48,10 @@ typedef enum { TP_YIELD_AUTO, TP_YIELD_ALWAYS, TP_YIELD_NEVER } tp_yield_mode_t;
  *   TIMEOUT  no error handling at all: only UCOLL_TIMEOUT ends a wait for a dead peer */
 typedef enum { TP_FAILURE_AUTO, TP_FAILURE_UCX, TP_FAILURE_TIMEOUT } tp_failure_mode_t;
 
-/* creates the UCP contexts and workers; nranks peers will be connected by tp_connect;
- * local_ranks of them (this one included) run on this host, which decides CPU yielding.
+/* creates the UCP contexts and workers; nranks peers will be connected by tp_connect.
+ * local_pid[i] > 0 marks rank i as running on this host (this one included), which decides
+ * CPU yielding and the contexts; local_fd[i] is its on-host segment (shm.h, from its
+ * shm_segment_create), shm_fd this rank's (taken over; -1: no on-host channel).
  * mode AUTO gives two contexts, each with its own worker:
  *   HOST  the peers on this host, endpoints without UCX error handling (shared memory), and
  *         no rendezvous protocol (UCX_RNDV_THRESH=inf unless the user set UCX_RNDV_THRESH):
@@ -57,8 +62,11 @@ typedef enum { TP_FAILURE_AUTO, TP_FAILURE_UCX, TP_FAILURE_TIMEOUT } tp_failure_
  *   NET   the peers on other hosts (created only if there are any), UCX peer error handling,
  *         UCX's protocols as configured; the only context that registers memory.
  * Modes UCX and TIMEOUT: NET only, for every peer. */
-ucoll_status_t tp_create(int rank, int nranks, int local_ranks, tp_yield_mode_t yield_mode,
-                         tp_failure_mode_t mode, tp_ctx_t **tp);
+ucoll_status_t tp_create(int rank, int nranks, const long *local_pid, const int *local_fd,
+                         int shm_fd, tp_yield_mode_t yield_mode, tp_failure_mode_t mode,
+                         tp_ctx_t **tp);
+/* this process's on-host segment for the first exchange (shm.h); -1 if none */
+int tp_shm_segment(void);
 /* the worker addresses to publish to the other ranks, packed in one blob */
 ucoll_status_t tp_local_address(tp_ctx_t *tp, const void **addr, size_t *len);
 /* creates endpoints to every peer from their published blobs (addrs[i], lens[i]);
@@ -102,7 +110,8 @@ void tp_pool_put(tp_ctx_t *tp, tp_chunk_t *chunk);
 ucoll_status_t tp_mem_map(tp_ctx_t *tp, void *addr, size_t len, void **memh);
 void tp_mem_unmap(tp_ctx_t *tp, void *memh);
 
-/* names of the UCX transports in use (for tools); static storage */
-const char *tp_transports(tp_ctx_t *tp);
+/* messages that went through the on-host channel, for tests and tools: sent, received,
+ * and received before their receive was posted; zeros if it is not in use */
+void tp_shm_counts(const tp_ctx_t *tp, unsigned long long counts[3]);
 
 #endif

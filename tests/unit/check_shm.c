@@ -1,0 +1,359 @@
+/*
+ * Unit tests of the on-host small-message channel (ucx_transport/shm.c) without UCX or a
+ * launcher: two channels, "rank 0" and "rank 1", attached to each other's memfd segments through
+ * /proc/<pid>/fd, in one process (so every step is under the test's control) and in two
+ * (a parent and a forked child, so the rings are read and written concurrently). Expected
+ * values are the messages the tests wrote and the counts they caused.
+ */
+#include "shm.h"
+
+#include <check.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+enum { CHECKED = 1u << 15 }; /* a tag bit left out of matching and compared after it */
+
+typedef struct {
+    shm_chan_t *ch[2];
+} pair_t;
+
+/* attaches ranks 0 and 1 of this process to each other (two segments, one pid) */
+static void pair_open(pair_t *p)
+{
+    long pid[2] = {(long)getpid(), (long)getpid()};
+    int fd[2] = {shm_segment_create(), shm_segment_create()};
+    ck_assert_int_ge(fd[0], 0);
+    ck_assert_int_ge(fd[1], 0);
+    for (int r = 0; r < 2; r++) {
+        ck_assert_int_eq(shm_attach(r, 2, fd[r], pid, fd, &p->ch[r]), UCOLL_OK);
+        ck_assert_ptr_nonnull(p->ch[r]);
+    }
+    for (int r = 0; r < 2; r++)
+        for (int peer = 0; peer < 2; peer++)
+            shm_enable_peer(p->ch[r], peer);
+}
+
+static void pair_close(pair_t *p)
+{
+    shm_destroy(p->ch[0]);
+    shm_destroy(p->ch[1]);
+}
+
+static void op_init(tp_op_t *op, int peer, size_t len, int is_recv)
+{
+    memset(op, 0, sizeof(*op));
+    op->status = UCOLL_OK;
+    op->expected = len;
+    op->peer = peer;
+    op->is_recv = is_recv;
+}
+
+static void send_msg(shm_chan_t *ch, int peer, const void *buf, size_t len, uint64_t tag,
+                     tp_op_t *op)
+{
+    op_init(op, peer, len, 0);
+    shm_send(ch, peer, buf, len, tag, op);
+}
+
+static void recv_msg(shm_chan_t *ch, int peer, void *buf, size_t len, uint64_t tag, tp_op_t *op)
+{
+    op_init(op, peer, len, 1);
+    shm_recv(ch, peer, buf, len, tag, CHECKED, op);
+}
+
+static shm_stats_t stats(const shm_chan_t *ch)
+{
+    shm_stats_t s;
+    shm_get_stats(ch, &s);
+    return s;
+}
+
+/* a receive posted before its message: the message lands in place, nothing unexpected */
+START_TEST(posted_then_sent)
+{
+    pair_t p;
+    pair_open(&p);
+    uint64_t in = 0x0123456789abcdefULL, out = 0;
+    tp_op_t s, r;
+    recv_msg(p.ch[1], 0, &out, 8, 42, &r);
+    ck_assert_int_eq(r.done, 0);
+    ck_assert_uint_eq(shm_progress(p.ch[1]), 0);
+    send_msg(p.ch[0], 1, &in, 8, 42, &s);
+    ck_assert_int_eq(s.done, 1); /* copied into the ring */
+    ck_assert_int_eq(r.done, 0);
+    ck_assert_uint_eq(shm_progress(p.ch[1]), 1);
+    ck_assert_int_eq(r.done, 1);
+    ck_assert_int_eq(r.status, UCOLL_OK);
+    ck_assert(out == in);
+    ck_assert_uint_eq(stats(p.ch[0]).sent, 1);
+    ck_assert_uint_eq(stats(p.ch[1]).received, 1);
+    ck_assert_uint_eq(stats(p.ch[1]).unexpected, 0);
+    pair_close(&p);
+}
+END_TEST
+
+/* a message read before its receive is posted waits in the unexpected list */
+START_TEST(sent_then_posted)
+{
+    pair_t p;
+    pair_open(&p);
+    char in[100], out[100];
+    for (int i = 0; i < 100; i++)
+        in[i] = (char)(i * 7 + 1);
+    memset(out, 0, sizeof(out));
+    tp_op_t s, r;
+    send_msg(p.ch[0], 1, in, 100, 7, &s);
+    ck_assert_uint_eq(shm_progress(p.ch[1]), 1);
+    ck_assert_uint_eq(stats(p.ch[1]).unexpected, 1);
+    recv_msg(p.ch[1], 0, out, 100, 7, &r);
+    ck_assert_int_eq(r.done, 1); /* completed by the post itself */
+    ck_assert_int_eq(r.status, UCOLL_OK);
+    ck_assert_mem_eq(in, out, 100);
+    pair_close(&p);
+}
+END_TEST
+
+/* receives match by tag, not by order; the largest message fits */
+START_TEST(matching_by_tag)
+{
+    pair_t p;
+    pair_open(&p);
+    static unsigned char a[SHM_MAX_MESSAGE], b[3], got_a[SHM_MAX_MESSAGE], got_b[3];
+    memset(a, 0xa5, sizeof(a));
+    memset(b, 0x5a, sizeof(b));
+    tp_op_t ra, rb, sa, sb;
+    recv_msg(p.ch[1], 0, got_b, 3, 200, &rb);
+    recv_msg(p.ch[1], 0, got_a, SHM_MAX_MESSAGE, 100, &ra);
+    send_msg(p.ch[0], 1, a, SHM_MAX_MESSAGE, 100, &sa);
+    send_msg(p.ch[0], 1, b, 3, 200, &sb);
+    ck_assert_uint_eq(shm_progress(p.ch[1]), 2);
+    ck_assert(ra.done && rb.done && ra.status == UCOLL_OK && rb.status == UCOLL_OK);
+    ck_assert_mem_eq(got_a, a, SHM_MAX_MESSAGE);
+    ck_assert_mem_eq(got_b, b, 3);
+    ck_assert_uint_eq(stats(p.ch[1]).unexpected, 0);
+    pair_close(&p);
+}
+END_TEST
+
+/* another length, or another value of the checked tag bit, is UCOLL_ERR_TRUNCATED */
+START_TEST(mismatch_is_truncated)
+{
+    pair_t p;
+    pair_open(&p);
+    uint32_t in[4] = {1, 2, 3, 4}, out[4];
+    tp_op_t s, r;
+    recv_msg(p.ch[1], 0, out, 12, 5, &r);
+    send_msg(p.ch[0], 1, in, 16, 5, &s); /* 4 bytes longer */
+    shm_progress(p.ch[1]);
+    ck_assert_int_eq(r.done, 1);
+    ck_assert_int_eq(r.status, UCOLL_ERR_TRUNCATED);
+    recv_msg(p.ch[1], 0, out, 16, 6, &r);
+    send_msg(p.ch[0], 1, in, 16, 6 | CHECKED, &s); /* matches, but the checked bit differs */
+    shm_progress(p.ch[1]);
+    ck_assert_int_eq(r.done, 1);
+    ck_assert_int_eq(r.status, UCOLL_ERR_TRUNCATED);
+    recv_msg(p.ch[1], 0, out, 16, 8 | CHECKED, &r);
+    send_msg(p.ch[0], 1, in, 16, 8 | CHECKED, &s); /* agrees */
+    shm_progress(p.ch[1]);
+    ck_assert_int_eq(r.status, UCOLL_OK);
+    ck_assert_mem_eq(out, in, 16);
+    pair_close(&p);
+}
+END_TEST
+
+/* more sends than slots: the rest wait in order and go once the reader has consumed */
+START_TEST(full_ring_waits)
+{
+    pair_t p;
+    pair_open(&p);
+    enum { N = 3 * SHM_SLOTS + 1 };
+    int in[N], out[N];
+    tp_op_t s[N], r[N];
+    for (int i = 0; i < N; i++) {
+        in[i] = 1000 + i;
+        out[i] = -1;
+        send_msg(p.ch[0], 1, &in[i], sizeof(int), (uint64_t)i, &s[i]);
+        ck_assert_int_eq(s[i].done, i < SHM_SLOTS);
+    }
+    for (int i = N - 1; i >= 0; i--) /* posted in reverse */
+        recv_msg(p.ch[1], 0, &out[i], sizeof(int), (uint64_t)i, &r[i]);
+    int rounds = 0;
+    while (!r[N - 1].done && rounds++ < 100) {
+        shm_progress(p.ch[1]);
+        shm_progress(p.ch[0]);
+    }
+    for (int i = 0; i < N; i++) {
+        ck_assert_int_eq(s[i].done, 1);
+        ck_assert_int_eq(r[i].done, 1);
+        ck_assert_int_eq(out[i], 1000 + i);
+    }
+    ck_assert_int_le(rounds, N / SHM_SLOTS + 2);
+    ck_assert_uint_eq(stats(p.ch[0]).sent, N);
+    ck_assert_uint_eq(stats(p.ch[1]).received, N);
+    pair_close(&p);
+}
+END_TEST
+
+/* a cancelled receive or waiting send never completes; the next message goes elsewhere */
+START_TEST(cancel)
+{
+    pair_t p;
+    pair_open(&p);
+    int in = 77, out = 0, other = 0;
+    tp_op_t s, r, r2, w[SHM_SLOTS + 1];
+    recv_msg(p.ch[1], 0, &out, sizeof(int), 1, &r);
+    shm_cancel(p.ch[1], &r);
+    send_msg(p.ch[0], 1, &in, sizeof(int), 1, &s);
+    shm_progress(p.ch[1]);
+    ck_assert_int_eq(r.done, 0);
+    ck_assert_int_eq(out, 0);
+    ck_assert_uint_eq(stats(p.ch[1]).unexpected, 1);
+    recv_msg(p.ch[1], 0, &other, sizeof(int), 1, &r2);
+    ck_assert_int_eq(r2.done, 1);
+    ck_assert_int_eq(other, 77);
+    for (int i = 0; i < SHM_SLOTS + 1; i++) /* the last one waits */
+        send_msg(p.ch[0], 1, &in, sizeof(int), 50 + (uint64_t)i, &w[i]);
+    ck_assert_int_eq(w[SHM_SLOTS].done, 0);
+    shm_cancel(p.ch[0], &w[SHM_SLOTS]);
+    shm_progress(p.ch[1]);
+    shm_progress(p.ch[0]);
+    ck_assert_int_eq(w[SHM_SLOTS].done, 0);
+    ck_assert_uint_eq(stats(p.ch[0]).sent, 1 + SHM_SLOTS);
+    pair_close(&p);
+}
+END_TEST
+
+/* shm_reaches: only enabled peers, only messages that fit a slot */
+START_TEST(reaches)
+{
+    long pid[3] = {(long)getpid(), (long)getpid(), 0};
+    int fd[3] = {shm_segment_create(), shm_segment_create(), -1};
+    shm_chan_t *ch0 = NULL, *ch1 = NULL;
+    ck_assert_int_eq(shm_attach(0, 3, fd[0], pid, fd, &ch0), UCOLL_OK);
+    ck_assert_int_eq(shm_attach(1, 3, fd[1], pid, fd, &ch1), UCOLL_OK);
+    ck_assert_int_eq(shm_reaches(ch0, 1, 8), 0); /* not enabled yet */
+    shm_enable_peer(ch0, 1);
+    shm_enable_peer(ch0, 2); /* rank 2 is on another host: stays off */
+    ck_assert_int_eq(shm_reaches(ch0, 1, 0), 1);
+    ck_assert_int_eq(shm_reaches(ch0, 1, SHM_MAX_MESSAGE), 1);
+    ck_assert_int_eq(shm_reaches(ch0, 1, SHM_MAX_MESSAGE + 1), 0);
+    ck_assert_int_eq(shm_reaches(ch0, 2, 8), 0);
+    ck_assert_int_eq(shm_reaches(NULL, 1, 8), 0);
+    shm_destroy(ch0);
+    shm_destroy(ch1);
+}
+END_TEST
+
+/* a peer's segment that cannot be opened: attach fails, says so, and leaves nothing */
+START_TEST(attach_failure)
+{
+    long pid[2] = {(long)getpid(), (long)getpid()};
+    int fd[2] = {shm_segment_create(), 1000000}; /* no such descriptor */
+    shm_chan_t *ch = (shm_chan_t *)&fd;          /* must be reset */
+    ck_assert_int_eq(shm_attach(0, 2, fd[0], pid, fd, &ch), UCOLL_ERR_TRANSPORT);
+    ck_assert_ptr_null(ch);
+}
+END_TEST
+
+/* two processes: N round trips of a counter, then a burst from the child with receives posted
+ * late (every message unexpected) */
+START_TEST(two_processes)
+{
+    enum { ROUND_TRIPS = 100000, BURST = 1000 };
+    int fd[2] = {shm_segment_create(), shm_segment_create()};
+    int sync[2][2];
+    ck_assert_int_eq(pipe(sync[0]), 0);
+    ck_assert_int_eq(pipe(sync[1]), 0);
+    long pid[2] = {(long)getpid(), 0};
+    pid_t child = fork();
+    ck_assert_int_ge(child, 0);
+    const int me = child == 0;
+    pid[1] = child == 0 ? (long)getpid() : (long)child;
+    close(fd[1 - me]); /* the other's copy; it is reached through /proc/<pid>/fd */
+    shm_chan_t *ch = NULL;
+    char byte = 0;
+    /* the child's /proc/<pid>/fd exists once it runs: both attach after a first handshake,
+     * and send after a second (a segment must be sized before its owner's peer writes) */
+    if (me == 1)
+        ck_assert_int_eq(write(sync[1][1], &byte, 1), 1);
+    else
+        ck_assert_int_eq(read(sync[1][0], &byte, 1), 1);
+    if (shm_attach(me, 2, fd[me], pid, fd, &ch) != UCOLL_OK)
+        _exit(3);
+    shm_enable_peer(ch, 1 - me);
+    ck_assert_int_eq(write(sync[me][1], &byte, 1), 1);
+    ck_assert_int_eq(read(sync[1 - me][0], &byte, 1), 1);
+    uint64_t value = 0, got = 0;
+    int bad = 0;
+    for (long i = 0; i < ROUND_TRIPS; i++) {
+        tp_op_t s, r;
+        if ((i & 1) == (long)me) { /* my turn: send value + 1 */
+            value++;
+            send_msg(ch, 1 - me, &value, 8, (uint64_t)i, &s);
+            while (!s.done)
+                shm_progress(ch);
+        } else {
+            recv_msg(ch, 1 - me, &got, 8, (uint64_t)i, &r);
+            while (!r.done)
+                shm_progress(ch);
+            bad += r.status != UCOLL_OK || got != value + 1;
+            value = got;
+        }
+    }
+    if (me == 1) {
+        static uint32_t v[BURST];
+        tp_op_t s[BURST];
+        for (int i = 0; i < BURST; i++) {
+            v[i] = 3u * (uint32_t)i;
+            send_msg(ch, 0, &v[i], 4, (uint64_t)(ROUND_TRIPS + i), &s[i]);
+            while (!s[i].done)
+                shm_progress(ch);
+        }
+    } else {
+        while (stats(ch).received < ROUND_TRIPS / 2 + BURST) /* no receive posted yet */
+            shm_progress(ch);
+        for (int i = 0; i < BURST; i++) {
+            uint32_t x = 0;
+            tp_op_t r;
+            recv_msg(ch, 1, &x, 4, (uint64_t)(ROUND_TRIPS + i), &r);
+            bad += !r.done || r.status != UCOLL_OK || x != 3u * (uint32_t)i;
+        }
+        ck_assert_uint_eq(stats(ch).unexpected, BURST);
+        ck_assert_uint_eq(stats(ch).received, ROUND_TRIPS / 2 + BURST);
+        ck_assert_uint_eq(stats(ch).sent, ROUND_TRIPS / 2);
+    }
+    shm_destroy(ch);
+    if (me == 1)
+        _exit(bad == 0 ? 0 : 4);
+    int status = 0;
+    ck_assert_int_eq(waitpid(child, &status, 0), child);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child: status 0x%x", status);
+    ck_assert_int_eq(bad, 0);
+    ck_assert_uint_eq(value, ROUND_TRIPS);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("shm");
+    TCase *tc = tcase_create("channel");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, posted_then_sent);
+    tcase_add_test(tc, sent_then_posted);
+    tcase_add_test(tc, matching_by_tag);
+    tcase_add_test(tc, mismatch_is_truncated);
+    tcase_add_test(tc, full_ring_waits);
+    tcase_add_test(tc, cancel);
+    tcase_add_test(tc, reaches);
+    tcase_add_test(tc, attach_failure);
+    tcase_add_test(tc, two_processes);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

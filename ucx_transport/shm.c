@@ -1,0 +1,398 @@
+/*
+ * The on-host small-message channel (see shm.h).
+ *
+ * Invariant: message m of the pair (s -> r) is in slot m % SHM_SLOTS of the ring, written only
+ * by s once r's consumed count is > m - SHM_SLOTS, and read only by r once the slot's sequence
+ * number is m + 1; each side owns its counter (s: head, r: tail = consumed), so the messages of
+ * one pair are read in the order they were written. Cost per message of n <= 1008 bytes: one
+ * copy in, one copy out (into the posted receive, or into an unexpected buffer and later out
+ * of it), two release-stores, no atomic read-modify-write; r never writes a slot.
+ */
+#include "shm.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+struct shm_slot {
+    _Atomic uint32_t seq; /* message number + 1 (mod 2^32) once the slot holds it */
+    uint32_t len;
+    uint64_t tag;
+    unsigned char data[SHM_MAX_MESSAGE];
+};
+
+/* one pair's ring: the reader's count on a line of its own, then the slots */
+struct shm_ring {
+    _Atomic uint32_t consumed;
+    unsigned char pad[SHM_RING_CONTROL - sizeof(uint32_t)];
+    struct shm_slot slot[SHM_SLOTS];
+};
+_Static_assert(sizeof(struct shm_slot) == SHM_SLOT_BYTES, "slot layout");
+_Static_assert(sizeof(struct shm_ring) <= SHM_RING_BYTES && SHM_RING_BYTES % 4096 == 0,
+               "ring layout");
+_Static_assert((SHM_SLOTS & (SHM_SLOTS - 1)) == 0, "SHM_SLOTS is a power of two");
+
+/* a message that came before its receive */
+struct shm_msg {
+    struct shm_msg *next;
+    uint64_t tag;
+    size_t len;
+    unsigned char data[SHM_MAX_MESSAGE];
+};
+
+/* one rank of this host, seen from this process */
+struct shm_peer {
+    int rank; /* world rank */
+    int enabled;
+    struct shm_ring *out;                 /* our ring in its segment (mapped) */
+    uint32_t out_head;                    /* messages written */
+    uint32_t out_consumed;                /* the reader's count as last read */
+    tp_op_t *pending_head, *pending_tail; /* sends waiting for a free slot */
+    struct shm_ring *in;                  /* its ring in our segment */
+    uint32_t in_tail;                     /* messages consumed */
+    tp_op_t *posted_head, *posted_tail;   /* receives waiting for a message */
+    struct shm_msg *unexp_head, *unexp_tail;
+};
+
+struct shm_chan {
+    struct shm_chan_head head; /* first: shm_reaches reads it */
+    int rank, nlocal;
+    int fd;
+    void *segment; /* our segment: nlocal rings */
+    size_t segment_bytes;
+    struct shm_peer *locals; /* by local index (ascending world rank) */
+    int *local_of;           /* world rank -> local index, -1 elsewhere */
+    unsigned npending;
+    struct shm_msg *free_msgs;
+    shm_stats_t stats;
+};
+
+int shm_segment_create(void)
+{
+    return memfd_create("ucoll-shm", MFD_CLOEXEC);
+}
+
+/* maps our ring (local index `slot_index`) of the segment held as descriptor fd by pid */
+static struct shm_ring *map_peer_ring(long pid, int fd, int slot_index)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%ld/fd/%d", pid, fd);
+    int pfd = open(path, O_RDWR | O_CLOEXEC);
+    if (pfd < 0)
+        return NULL;
+    void *p = mmap(NULL, SHM_RING_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, pfd,
+                   (off_t)slot_index * SHM_RING_BYTES);
+    int saved = errno;
+    close(pfd);
+    errno = saved;
+    return p == MAP_FAILED ? NULL : p;
+}
+
+ucoll_status_t shm_attach(int rank, int nranks, int fd, const long *local_pid, const int *local_fd,
+                          shm_chan_t **out)
+{
+    *out = NULL;
+    shm_chan_t *ch = calloc(1, sizeof(*ch));
+    if (ch == NULL) {
+        if (fd >= 0)
+            close(fd);
+        return UCOLL_ERR_NO_MEMORY;
+    }
+    ch->fd = fd;
+    ch->rank = rank;
+    ch->segment = MAP_FAILED;
+    for (int i = 0; i < nranks; i++)
+        ch->nlocal += local_pid[i] > 0;
+    ch->head.enabled = calloc((size_t)nranks, 1);
+    ch->local_of = malloc((size_t)nranks * sizeof(int));
+    ch->locals = calloc((size_t)ch->nlocal, sizeof(*ch->locals));
+    if (ch->head.enabled == NULL || ch->local_of == NULL || ch->locals == NULL) {
+        shm_destroy(ch);
+        return UCOLL_ERR_NO_MEMORY;
+    }
+    int me = -1;
+    for (int i = 0, k = 0; i < nranks; i++) {
+        ch->local_of[i] = local_pid[i] > 0 ? k : -1;
+        if (local_pid[i] > 0) {
+            ch->locals[k].rank = i;
+            me = i == rank ? k : me;
+            k++;
+        }
+    }
+    const char *what = "this rank is not among the ranks of its host";
+    if (me < 0 || fd < 0) {
+        what = fd < 0 ? "memfd_create failed" : what;
+        goto fail;
+    }
+    ch->segment_bytes = (size_t)ch->nlocal * SHM_RING_BYTES;
+    what = "cannot size its segment";
+    if (ftruncate(fd, (off_t)ch->segment_bytes) != 0)
+        goto fail;
+    what = "cannot map its segment";
+    ch->segment = mmap(NULL, ch->segment_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (ch->segment == MAP_FAILED)
+        goto fail;
+    for (int k = 0; k < ch->nlocal; k++) {
+        struct shm_peer *p = &ch->locals[k];
+        p->in = (struct shm_ring *)((char *)ch->segment + (size_t)k * SHM_RING_BYTES);
+        if (k == me) {
+            p->out = p->in;
+            continue;
+        }
+        p->out = map_peer_ring(local_pid[p->rank], local_fd[p->rank], me);
+        if (p->out == NULL) {
+            fprintf(stderr,
+                    "ucoll: rank %d cannot map the shared memory of rank %d (pid %ld): %s; small "
+                    "messages on this host go through UCX (UCOLL_SHM=0 silences this)\n",
+                    rank, p->rank, local_pid[p->rank], strerror(errno));
+            shm_destroy(ch);
+            return UCOLL_ERR_TRANSPORT;
+        }
+    }
+    *out = ch;
+    return UCOLL_OK;
+
+fail:
+    fprintf(stderr,
+            "ucoll: rank %d: on-host shared memory unavailable (%s: %s); small messages on this "
+            "host go through UCX (UCOLL_SHM=0 silences this)\n",
+            rank, what, strerror(errno));
+    shm_destroy(ch);
+    return UCOLL_ERR_TRANSPORT;
+}
+
+void shm_enable_peer(shm_chan_t *ch, int peer)
+{
+    int k = ch->local_of[peer];
+    if (k < 0)
+        return;
+    ch->locals[k].enabled = 1;
+    ch->head.enabled[peer] = 1;
+}
+
+static void free_msg_list(struct shm_msg *m)
+{
+    while (m != NULL) {
+        struct shm_msg *next = m->next;
+        free(m);
+        m = next;
+    }
+}
+
+void shm_destroy(shm_chan_t *ch)
+{
+    if (ch == NULL)
+        return;
+    for (int k = 0; ch->locals != NULL && k < ch->nlocal; k++) {
+        struct shm_peer *p = &ch->locals[k];
+        if (p->out != NULL && p->out != p->in)
+            munmap(p->out, SHM_RING_BYTES);
+        free_msg_list(p->unexp_head);
+    }
+    if (ch->segment != MAP_FAILED)
+        munmap(ch->segment, ch->segment_bytes);
+    if (ch->fd >= 0)
+        close(ch->fd);
+    free_msg_list(ch->free_msgs);
+    free(ch->locals);
+    free(ch->local_of);
+    free(ch->head.enabled);
+    free(ch);
+}
+
+static struct shm_peer *peer_of(shm_chan_t *ch, int peer)
+{
+    return &ch->locals[ch->local_of[peer]];
+}
+
+/* writes one message into the pair's next slot; 0 if the reader has not consumed it yet */
+static int slot_write(struct shm_peer *p, const void *buf, size_t len, uint64_t tag)
+{
+    if (p->out_head - p->out_consumed >= SHM_SLOTS) {
+        p->out_consumed = atomic_load_explicit(&p->out->consumed, memory_order_acquire);
+        if (p->out_head - p->out_consumed >= SHM_SLOTS)
+            return 0;
+    }
+    struct shm_slot *s = &p->out->slot[p->out_head & (SHM_SLOTS - 1)];
+    s->len = (uint32_t)len;
+    s->tag = tag;
+    memcpy(s->data, buf, len);
+    atomic_store_explicit(&s->seq, p->out_head + 1, memory_order_release);
+    p->out_head++;
+    return 1;
+}
+
+void shm_send(shm_chan_t *ch, int peer, const void *buf, size_t len, uint64_t tag, tp_op_t *op)
+{
+    struct shm_peer *p = peer_of(ch, peer);
+    op->via_shm = 1;
+    op->buf = (void *)buf;
+    op->tag = tag;
+    op->next = NULL;
+    if (p->pending_head == NULL && slot_write(p, buf, len, tag)) {
+        ch->stats.sent++;
+        op->done = 1;
+        return;
+    }
+    if (p->pending_tail != NULL)
+        p->pending_tail->next = op;
+    else
+        p->pending_head = op;
+    p->pending_tail = op;
+    ch->npending++;
+}
+
+static int tags_match(uint64_t a, uint64_t b, uint64_t checked)
+{
+    return ((a ^ b) & ~checked) == 0;
+}
+
+/* completes a matched receive: the length and the `checked` tag bits must agree */
+static void deliver(tp_op_t *op, uint64_t tag, const void *data, size_t len)
+{
+    memcpy(op->buf, data, len < op->expected ? len : op->expected);
+    op->status = len == op->expected && ((tag ^ op->tag) & op->checked) == 0 ? UCOLL_OK
+                                                                             : UCOLL_ERR_TRUNCATED;
+    op->done = 1;
+}
+
+void shm_recv(shm_chan_t *ch, int peer, void *buf, size_t len, uint64_t tag, uint64_t checked,
+              tp_op_t *op)
+{
+    struct shm_peer *p = peer_of(ch, peer);
+    op->via_shm = 1;
+    op->buf = buf;
+    op->tag = tag;
+    op->checked = checked;
+    op->next = NULL;
+    (void)len; /* op->expected */
+    for (struct shm_msg **m = &p->unexp_head, *prev = NULL; *m != NULL;
+         prev = *m, m = &(*m)->next) {
+        if (!tags_match((*m)->tag, tag, checked))
+            continue;
+        struct shm_msg *hit = *m;
+        *m = hit->next;
+        if (p->unexp_tail == hit)
+            p->unexp_tail = prev;
+        deliver(op, hit->tag, hit->data, hit->len);
+        hit->next = ch->free_msgs;
+        ch->free_msgs = hit;
+        return;
+    }
+    if (p->posted_tail != NULL)
+        p->posted_tail->next = op;
+    else
+        p->posted_head = op;
+    p->posted_tail = op;
+}
+
+/* removes op from the list head..tail; 1 if it was there */
+static int unlink_op(tp_op_t **head, tp_op_t **tail, tp_op_t *op)
+{
+    tp_op_t *prev = NULL;
+    for (tp_op_t **o = head; *o != NULL; prev = *o, o = &(*o)->next)
+        if (*o == op) {
+            *o = op->next;
+            if (*tail == op)
+                *tail = prev;
+            op->next = NULL;
+            return 1;
+        }
+    return 0;
+}
+
+void shm_cancel(shm_chan_t *ch, tp_op_t *op)
+{
+    struct shm_peer *p = peer_of(ch, op->peer);
+    if (op->is_recv)
+        unlink_op(&p->posted_head, &p->posted_tail, op);
+    else if (unlink_op(&p->pending_head, &p->pending_tail, op))
+        ch->npending--;
+}
+
+/* the slot's message to its posted receive, or to the unexpected list; 0 if no memory for
+ * the latter (the message stays in its slot until a later pass) */
+static int take_message(shm_chan_t *ch, struct shm_peer *p, const struct shm_slot *s)
+{
+    tp_op_t *prev = NULL;
+    for (tp_op_t *op = p->posted_head; op != NULL; prev = op, op = op->next) {
+        if (!tags_match(s->tag, op->tag, op->checked))
+            continue;
+        if (prev != NULL)
+            prev->next = op->next;
+        else
+            p->posted_head = op->next;
+        if (p->posted_tail == op)
+            p->posted_tail = prev;
+        op->next = NULL;
+        deliver(op, s->tag, s->data, s->len);
+        return 1;
+    }
+    struct shm_msg *m = ch->free_msgs;
+    if (m != NULL)
+        ch->free_msgs = m->next;
+    else if ((m = malloc(sizeof(*m))) == NULL)
+        return 0;
+    m->next = NULL;
+    m->tag = s->tag;
+    m->len = s->len;
+    memcpy(m->data, s->data, s->len);
+    if (p->unexp_tail != NULL)
+        p->unexp_tail->next = m;
+    else
+        p->unexp_head = m;
+    p->unexp_tail = m;
+    ch->stats.unexpected++;
+    return 1;
+}
+
+unsigned shm_progress(shm_chan_t *ch)
+{
+    unsigned events = 0;
+    for (int k = 0; k < ch->nlocal; k++) {
+        struct shm_peer *p = &ch->locals[k];
+        if (!p->enabled)
+            continue;
+        for (int n = 0; n < SHM_SLOTS; n++) { /* a busy sender cannot hold this pass */
+            struct shm_slot *s = &p->in->slot[p->in_tail & (SHM_SLOTS - 1)];
+            if (atomic_load_explicit(&s->seq, memory_order_acquire) != p->in_tail + 1 ||
+                !take_message(ch, p, s))
+                break;
+            p->in_tail++;
+            atomic_store_explicit(&p->in->consumed, p->in_tail, memory_order_release);
+            ch->stats.received++;
+            events++;
+        }
+    }
+    for (int k = 0; ch->npending > 0 && k < ch->nlocal; k++) {
+        struct shm_peer *p = &ch->locals[k];
+        while (p->pending_head != NULL) {
+            tp_op_t *op = p->pending_head;
+            if (!slot_write(p, op->buf, op->expected, op->tag))
+                break;
+            p->pending_head = op->next;
+            if (p->pending_head == NULL)
+                p->pending_tail = NULL;
+            op->next = NULL;
+            op->done = 1;
+            ch->npending--;
+            ch->stats.sent++;
+            events++;
+        }
+    }
+    return events;
+}
+
+void shm_get_stats(const shm_chan_t *ch, shm_stats_t *stats)
+{
+    if (ch == NULL)
+        memset(stats, 0, sizeof(*stats));
+    else
+        *stats = ch->stats;
+}
