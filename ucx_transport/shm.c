@@ -262,6 +262,32 @@ static void deliver(tp_op_t *op, uint64_t tag, const void *data, size_t len)
     op->done = 1;
 }
 
+/* the first unexpected message of p that a receive of tag would match, off the list */
+static struct shm_msg *unexpected_take(struct shm_peer *p, uint64_t tag, uint64_t checked)
+{
+    for (struct shm_msg **m = &p->unexp_head, *prev = NULL; *m != NULL;
+         prev = *m, m = &(*m)->next) {
+        if (!tags_match((*m)->tag, tag, checked))
+            continue;
+        struct shm_msg *hit = *m;
+        *m = hit->next;
+        if (p->unexp_tail == hit)
+            p->unexp_tail = prev;
+        return hit;
+    }
+    return NULL;
+}
+
+int shm_take_unexpected(shm_chan_t *ch, int peer, uint64_t tag, uint64_t checked)
+{
+    struct shm_msg *hit = unexpected_take(peer_of(ch, peer), tag, checked);
+    if (hit == NULL)
+        return 0;
+    hit->next = ch->free_msgs;
+    ch->free_msgs = hit;
+    return 1;
+}
+
 void shm_recv(shm_chan_t *ch, int peer, void *buf, size_t len, uint64_t tag, uint64_t checked,
               tp_op_t *op)
 {
@@ -272,14 +298,8 @@ void shm_recv(shm_chan_t *ch, int peer, void *buf, size_t len, uint64_t tag, uin
     op->checked = checked;
     op->next = NULL;
     (void)len; /* op->expected */
-    for (struct shm_msg **m = &p->unexp_head, *prev = NULL; *m != NULL;
-         prev = *m, m = &(*m)->next) {
-        if (!tags_match((*m)->tag, tag, checked))
-            continue;
-        struct shm_msg *hit = *m;
-        *m = hit->next;
-        if (p->unexp_tail == hit)
-            p->unexp_tail = prev;
+    struct shm_msg *hit = unexpected_take(p, tag, checked);
+    if (hit != NULL) {
         deliver(op, hit->tag, hit->data, hit->len);
         hit->next = ch->free_msgs;
         ch->free_msgs = hit;

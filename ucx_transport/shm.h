@@ -62,6 +62,9 @@ void shm_recv(shm_chan_t *ch, int peer, void *buf, size_t len, uint64_t tag, uin
               tp_op_t *op);
 /* takes an incomplete op off its list: it will not complete */
 void shm_cancel(shm_chan_t *ch, tp_op_t *op);
+/* removes an arrived, unmatched message from peer that a receive of this tag would match;
+ * 1 if there was one (tp_check_crossed) */
+int shm_take_unexpected(shm_chan_t *ch, int peer, uint64_t tag, uint64_t checked);
 /* reads arrived messages, retries waiting sends; returns how many completed */
 unsigned shm_progress(shm_chan_t *ch);
 

@@ -320,14 +320,14 @@ static int process_gone(long pid)
     return close_paren != NULL && close_paren[1] == ' ' && close_paren[2] == 'Z';
 }
 
-void tp_check_liveness(tp_ctx_t *tp)
+int tp_check_liveness(tp_ctx_t *tp)
 {
     if (tp->nprobed == 0 || ++tp->probe_polls < 256)
-        return;
+        return 0;
     tp->probe_polls = 0;
     double now = tp_clock();
     if (now < tp->next_probe)
-        return;
+        return 0;
     tp->next_probe = now + 0.02;
     for (int i = 0; i < tp->nranks; i++)
         if (tp->peers[i].probe_pid > 0 && !tp->peers[i].failed &&
@@ -335,6 +335,7 @@ void tp_check_liveness(tp_ctx_t *tp)
             tp->peers[i].failed = 1;
             tp->any_failed = 1;
         }
+    return 1;
 }
 
 /* waits for a close request, at most `seconds`; then lets it go (UCX keeps it) */
@@ -421,7 +422,9 @@ static void recv_cb(void *request, ucs_status_t status, const ucp_tag_recv_info_
     (void)request;
     op->status = from_ucs(status);
     if (status == UCS_OK &&
-        (info->length != op->expected || (info->sender_tag & op->checked) != op->tag))
+        (info->length != op->expected || ((info->sender_tag ^ op->tag) & op->checked) != 0))
+        op->status = UCOLL_ERR_TRUNCATED;
+    if (status == UCS_ERR_CANCELED && op->crossed)
         op->status = UCOLL_ERR_TRUNCATED;
     op->done = 1;
 }
@@ -430,6 +433,24 @@ static void recv_cb(void *request, ucs_status_t status, const ucp_tag_recv_info_
 static ucp_worker_h peer_worker(const tp_ctx_t *tp, int peer)
 {
     return tp->ucp[tp->peers[peer].ctx].worker;
+}
+
+void tp_check_crossed(tp_ctx_t *tp, tp_op_t *op)
+{
+    if (op->done || !op->is_recv || !shm_reaches(tp->shm, op->peer, 0))
+        return;
+    if (op->via_shm) { /* did the message come through UCX? */
+        ucp_tag_recv_info_t info;
+        if (ucp_tag_probe_nb(peer_worker(tp, op->peer), op->tag, ~op->checked, 0, &info) == NULL)
+            return;
+        shm_cancel(tp->shm, op);
+        op->status = UCOLL_ERR_TRUNCATED;
+        op->done = 1;
+    } else if (op->ucp_req != NULL && !op->crossed &&
+               shm_take_unexpected(tp->shm, op->peer, op->tag, op->checked)) {
+        op->crossed = 1; /* recv_cb turns the cancellation into UCOLL_ERR_TRUNCATED */
+        ucp_request_cancel(peer_worker(tp, op->peer), op->ucp_req);
+    }
 }
 
 static ucoll_status_t finish_post(tp_op_t *op, ucs_status_ptr_t req)
@@ -457,7 +478,7 @@ static void op_reset(tp_ctx_t *tp, tp_op_t *op, int peer, size_t len)
     op->tp = tp;
     op->is_recv = 0;
     op->tag = op->checked = 0;
-    op->via_shm = 0;
+    op->via_shm = op->crossed = 0;
 }
 
 ucoll_status_t tp_isend(tp_ctx_t *tp, int peer, const void *buf, size_t len, void *memh,
@@ -495,7 +516,7 @@ ucoll_status_t tp_irecv(tp_ctx_t *tp, int peer, void *buf, size_t len, void *mem
         return UCOLL_OK;
     }
     op->checked = checked;
-    op->tag = tag & checked;
+    op->tag = tag;
     ucp_request_param_t param;
     memset(&param, 0, sizeof(param));
     /* always through the callback: UCX 1.13 leaves recv_info unset on immediate completion,

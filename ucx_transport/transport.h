@@ -1,8 +1,9 @@
 /*
  * ucx_transport: UCP contexts and workers (one for the peers on this host, one for the rest,
  * see tp_create), an endpoint to every peer, tagged send/receive, registered scratch memory,
- * and a progress call that yields the CPU when ranks outnumber cores. Knows nothing about
- * schedules or collectives.
+ * and a progress call that yields the CPU when ranks outnumber cores. Small messages to peers
+ * on this host take ucoll's own shared-memory rings instead of UCX (shm.h), behind the same
+ * tp_isend/tp_irecv. Knows nothing about schedules or collectives.
  */
 #ifndef UCOLL_TRANSPORT_H
 #define UCOLL_TRANSPORT_H
@@ -25,6 +26,7 @@ typedef struct tp_op {
     void *ucp_req;      /* UCP request while in flight */
     void *tp;           /* owning context */
     int via_shm;        /* travels through the on-host channel (shm.h), not UCX */
+    int crossed;        /* a UCX receive cancelled because its message came through shm */
     void *buf;          /* shm: the data (a receive's destination) */
     struct tp_op *next; /* shm: the next op of its peer's posted or pending list */
 } tp_op_t;
@@ -73,8 +75,14 @@ ucoll_status_t tp_local_address(tp_ctx_t *tp, const void **addr, size_t *len);
  * local_pid[i] is the process id of a peer on this host, 0 for one elsewhere */
 ucoll_status_t tp_connect(tp_ctx_t *tp, const void *const *addrs, const size_t *lens,
                           const long *local_pid);
-/* while waiting: every few ms, marks failed the on-host peers whose process is gone */
-void tp_check_liveness(tp_ctx_t *tp);
+/* while waiting: every few ms, marks failed the on-host peers whose process is gone; returns
+ * 1 when it looked (then is the time for tp_check_crossed too) */
+int tp_check_liveness(tp_ctx_t *tp);
+/* a receive from an on-host peer still waiting on one channel (shm or UCX) for a message that
+ * came through the other: the two ranks' lengths lie on either side of the shm size limit
+ * (mismatched counts). Completes it with UCOLL_ERR_TRUNCATED, as a wrong length on one
+ * channel does. */
+void tp_check_crossed(tp_ctx_t *tp, tp_op_t *op);
 /* closes endpoints (flushing them) and destroys worker and context; the caller makes sure
  * every rank has finished communicating first */
 void tp_destroy(tp_ctx_t *tp);
