@@ -752,9 +752,10 @@ static void print_box(const run_t *r, const char *alg)
     const char *shm = getenv("UCOLL_SHM"), *fd = getenv("UCOLL_FAILURE_DETECTION");
     const int shm_on = (shm == NULL || strcmp(shm, "0") != 0) &&
                        (fd == NULL || *fd == '\0' || strcmp(fd, "auto") == 0);
-    box_line("On host:", "%s", shm_on ? "messages <= 1008 B through ucoll's shared-memory rings"
-                                      : "every message through UCX (UCOLL_SHM=0 or "
-                                        "UCOLL_FAILURE_DETECTION not auto)");
+    box_line("On host:", "%s",
+             shm_on ? "messages <= 4096 B through ucoll's shared-memory rings"
+                    : "every message through UCX (UCOLL_SHM=0 or "
+                      "UCOLL_FAILURE_DETECTION not auto)");
     box_line("Calls:", "%s%s", o->persistent ? "persistent (init, then start + wait)" : "blocking",
              o->in_place ? ", in place" : "");
     box_line("Latency:", "of each iteration, the maximum over ranks; a barrier before each");

@@ -31,7 +31,7 @@ static const config_var_t vars[] = {
      "(keeps shared memory), others by UCX peer error handling; ucx = UCX peer error handling "
      "for all (UCX 1.13 then uses TCP even on one host); timeout = only UCOLL_TIMEOUT"},
     {"UCOLL_SHM", "1",
-     "1: messages of at most 1008 bytes between ranks of one host go through ucoll's own "
+     "1: messages of at most 4096 bytes between ranks of one host go through ucoll's own "
      "shared-memory rings (with UCOLL_FAILURE_DETECTION=auto); 0: through UCX"},
     {"UCOLL_PROGRESS_YIELD", "auto",
      "auto: yield the CPU when idle if ranks outnumber cores (else after 1000 idle polls); "

@@ -4,7 +4,7 @@
  * Invariant: message m of the pair (s -> r) is in slot m % SHM_SLOTS of the ring, written only
  * by s once r's consumed count is > m - SHM_SLOTS, and read only by r once the slot's sequence
  * number is m + 1; each side owns its counter (s: head, r: tail = consumed), so the messages of
- * one pair are read in the order they were written. Cost per message of n <= 1008 bytes: one
+ * one pair are read in the order they were written. Cost per message of n <= 4096 bytes: one
  * copy in, one copy out (into the posted receive, or into an unexpected buffer and later out
  * of it), two release-stores, no atomic read-modify-write; r never writes a slot.
  */
@@ -24,7 +24,7 @@ struct shm_slot {
     _Atomic uint32_t seq; /* message number + 1 (mod 2^32) once the slot holds it */
     uint32_t len;
     uint64_t tag;
-    unsigned char data[SHM_MAX_MESSAGE];
+    unsigned char data[SHM_SLOT_BYTES - SHM_SLOT_HEADER]; /* SHM_MAX_MESSAGE used */
 };
 
 /* one pair's ring: the reader's count on a line of its own, then the slots */

@@ -17,7 +17,7 @@
  *
  * Mismatched counts (the one case where ranks disagree): a bcast where rank 1's count is
  * smaller, then larger, than the root's (twice: once both messages small, once on either side
- * of the on-host channel's 1008-byte limit, so that the message comes through the channel the
+ * of the on-host channel's 4096-byte limit, so that the message comes through the channel the
  * receiver is not waiting on); an allreduce where the last rank's count is smaller;
  * a segmented bcast (several UCOLL_SEGMENT_SIZE pieces) where rank 1's count is smaller; bcasts
  * and an allreduce whose counts differ by whole segments (same segment lengths, one fewer or
@@ -713,12 +713,12 @@ static void test_mismatch(ucoll_comm_t *w)
              g_rank == 1 ? n + n / 2 : n, n, 1);
     mismatch(w, "allreduce, last rank's count 4 < the others' 8", UCOLL_COLL_ALLREDUCE,
              g_rank == g_size - 1 ? 4 : 8, 8, -1);
-    /* lengths on either side of the on-host channel's limit (1008 B): one rank waits on the
+    /* lengths on either side of the on-host channel's limit (4096 B): one rank waits on the
      * shared-memory rings for a message that came through UCX, or the other way round */
-    mismatch(w, "bcast, rank 1's count 200 (800 B, on-host rings) < the root's 400 (1600 B, UCX)",
-             UCOLL_COLL_BCAST, g_rank == 1 ? 200 : 400, 400, 1);
-    mismatch(w, "bcast, rank 1's count 400 (1600 B, UCX) > the root's 200 (800 B, on-host rings)",
-             UCOLL_COLL_BCAST, g_rank == 1 ? 400 : 200, 200, 1);
+    mismatch(w, "bcast, rank 1's count 800 (3200 B, on-host rings) < the root's 1600 (6400 B, UCX)",
+             UCOLL_COLL_BCAST, g_rank == 1 ? 800 : 1600, 1600, 1);
+    mismatch(w, "bcast, rank 1's count 1600 (6400 B, UCX) > the root's 800 (3200 B, on-host rings)",
+             UCOLL_COLL_BCAST, g_rank == 1 ? 1600 : 800, 800, 1);
     /* several segments of UCOLL_SEGMENT_SIZE (256 KiB by default): 5 segments' worth at the
      * root, 3 at rank 1, so the last segments differ in length */
     const char *env = getenv("UCOLL_SEGMENT_SIZE");
