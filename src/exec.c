@@ -366,9 +366,12 @@ static ucoll_status_t advance_round(ucoll_request_t *req, const sched_step_t *st
             return req->send_ops[j].status;
     }
     if (!done) {
-        if (tp_check_liveness(tp)) /* every few ms */
+        tp_check_liveness(tp);
+        if (req->probe_epoch != tp_probe_epoch(tp)) { /* every few ms, for every request */
+            req->probe_epoch = tp_probe_epoch(tp);
             for (size_t j = 0; j < req->nrecv; j++)
                 tp_check_crossed(tp, &req->recv_ops[j]);
+        }
         if (tp_any_peer_failed(tp) && comm_has_failed_peer(req->comm))
             return UCOLL_ERR_PEER_FAILED; /* the collective cannot complete without it */
         if (req->deadline > 0 && now_seconds() > req->deadline)

@@ -142,6 +142,7 @@ struct ucoll_request {
     tp_chunk_t *chunk[SCHED_NBUFS];
     void *user_memh[SCHED_NBUFS]; /* persistent: the user's IN/OUT registered once */
     double deadline;
+    unsigned probe_epoch; /* tp_probe_epoch when this request last ran tp_check_crossed */
     struct ucoll_request *next_active;
     struct ucoll_request *next_live; /* every request the user holds (coll.c) */
 };

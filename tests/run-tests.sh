@@ -236,8 +236,13 @@ fi
 # how many messages went through the on-host channel (UCOLL_TEST_SHM_COUNTS); WANT "some":
 # every rank sent and received some, "none": every rank none. One more test on top of the launch.
 shm_used() {
-    local name=$1 np=$2 envs=$3 want=$4 log lines bad
+    local name=$1 np=$2 envs=$3 want=$4
     mp "$name" "$np" 300 "UCOLL_TEST_SHM_COUNTS=1 $envs" --colls allreduce,exscan --counts 1,7
+    shm_counts_check "$name" "$np" "$want"
+}
+# shm_counts_check NAME NP WANT: the check of shm_used on the log of run_job NAME
+shm_counts_check() {
+    local name=$1 np=$2 want=$3 log lines bad
     log="$LOGDIR/$(echo "$name" | tr -c 'A-Za-z0-9=.,_-' '_').log"
     lines=$(grep -cE '^ucoll: rank [0-9]+ shm sent' "$log")
     if [ "$want" = some ]; then
@@ -374,7 +379,9 @@ run_job "fault: SIGKILL of a rank, np=4, UCOLL_FAILURE_DETECTION=ucx" none 400 \
     "UCOLL_FAILURE_DETECTION=ucx" tests/mp/run_fault.sh --np 4 --reps "$fault_reps" --seed 201
 run_job "fault: SIGKILL of a rank, np=6 as 2 hosts" none 500 "UCOLL_TEST_HOSTS=2" \
     tests/mp/run_fault.sh --np 6 --reps "$fault_reps" --seed 301
-run_job "badinput np=4" 4 300 "UCOLL_TIMEOUT=3" tests/mp/badinput_test
+run_job "badinput np=4" 4 300 "UCOLL_TIMEOUT=3 UCOLL_TEST_SHM_COUNTS=1" tests/mp/badinput_test
+# its counts across the on-host channel's size limit need the channel in use
+shm_counts_check "badinput np=4" 4 some
 run_job "stress np=8: $stress_ops calls" 8 1200 "" \
     tests/mp/stress_test --expect-size 8 --ops "$stress_ops" --warmup-ops "$stress_warm" \
     "${MP_ALGS[@]}"

@@ -73,16 +73,29 @@ struct shm_chan {
     shm_stats_t stats;
 };
 
+#define SHM_MEMFD_NAME "ucoll-shm"
+
 int shm_segment_create(void)
 {
-    return memfd_create("ucoll-shm", MFD_CLOEXEC);
+    return memfd_create(SHM_MEMFD_NAME, MFD_CLOEXEC);
 }
 
 /* maps our ring (local index `slot_index`) of the segment held as descriptor fd by pid */
 static struct shm_ring *map_peer_ring(long pid, int fd, int slot_index)
 {
     char path[64];
+    char target[64] = "";
     snprintf(path, sizeof(path), "/proc/%ld/fd/%d", pid, fd);
+    /* the descriptor must still be that segment: a peer that gave up its channel has closed
+     * it, and the number may since name another file */
+    ssize_t n = readlink(path, target, sizeof(target) - 1);
+    if (n < 0)
+        return NULL;
+    target[n] = '\0';
+    if (strncmp(target, "/memfd:" SHM_MEMFD_NAME, strlen("/memfd:" SHM_MEMFD_NAME)) != 0) {
+        errno = EBADF;
+        return NULL;
+    }
     int pfd = open(path, O_RDWR | O_CLOEXEC);
     if (pfd < 0)
         return NULL;
@@ -145,6 +158,8 @@ ucoll_status_t shm_attach(int rank, int nranks, int fd, const long *local_pid, c
             p->out = p->in;
             continue;
         }
+        if (local_fd[p->rank] < 0)
+            continue; /* it has no channel (UCOLL_SHM=0 there): never enabled */
         p->out = map_peer_ring(local_pid[p->rank], local_fd[p->rank], me);
         if (p->out == NULL) {
             fprintf(stderr,
@@ -170,7 +185,7 @@ fail:
 void shm_enable_peer(shm_chan_t *ch, int peer)
 {
     int k = ch->local_of[peer];
-    if (k < 0)
+    if (k < 0 || ch->locals[k].out == NULL)
         return;
     ch->locals[k].enabled = 1;
     ch->head.enabled[peer] = 1;
@@ -407,6 +422,18 @@ unsigned shm_progress(shm_chan_t *ch)
         }
     }
     return events;
+}
+
+void shm_test_start_counts(shm_chan_t *ch, int peer, uint32_t start)
+{
+    struct shm_peer *p = peer_of(ch, peer);
+    p->out_head = p->out_consumed = start;
+    p->in_tail = start;
+    atomic_store_explicit(&p->in->consumed, start, memory_order_release);
+    /* each slot as if it held the message SHM_SLOTS before the next one it will hold */
+    for (uint32_t j = 0; j < SHM_SLOTS; j++)
+        atomic_store_explicit(&p->in->slot[(start + j) & (SHM_SLOTS - 1)].seq,
+                              start + j - SHM_SLOTS + 1, memory_order_release);
 }
 
 void shm_get_stats(const shm_chan_t *ch, shm_stats_t *stats)

@@ -32,7 +32,9 @@
 
 /* The size limit: at np=2 (ucoll_vs_mpi against Open MPI's pml ucx) 4 KiB messages took
  * 0.84-0.93x pml ucx through the rings, 1.15-1.32x through UCX. Memory: SHM_RING_BYTES of
- * address space per pair of ranks on a host, pages touched only by pairs that talk. */
+ * address space per ordered pair of ranks on a host; every reader polls the first slot of each
+ * of its rings (one page per ring, and one cache-line load per ring in each progress pass),
+ * the rest is touched by pairs that talk. */
 enum {
     SHM_MAX_MESSAGE = 4096,
     SHM_SLOT_HEADER = 16,
@@ -70,6 +72,11 @@ void shm_cancel(shm_chan_t *ch, tp_op_t *op);
 int shm_take_unexpected(shm_chan_t *ch, int peer, uint64_t tag, uint64_t checked);
 /* reads arrived messages, retries waiting sends; returns how many completed */
 unsigned shm_progress(shm_chan_t *ch);
+
+/* tests only: counters of the pair with peer (both directions) start at `start`, and the slots
+ * of peer's ring hold the sequence numbers they would by then, so that a test can cross the
+ * 2^32 wrap; before any message to or from peer */
+void shm_test_start_counts(shm_chan_t *ch, int peer, uint32_t start);
 
 /* messages sent and received through shm, and of those received, how many arrived before
  * their receive was posted (for tests and tools) */

@@ -60,6 +60,7 @@ struct tp_ctx {
     int nprobed;                              /* peers with probe_pid > 0 */
     unsigned probe_polls;                     /* wait passes since the last look at the clock */
     double next_probe;                        /* clock time of the next liveness probe */
+    unsigned probe_epoch;                     /* liveness looks so far (tp_probe_epoch) */
     tp_chunk_t *free_chunks[TP_POOL_CLASSES]; /* class k holds chunks of 2^k bytes */
     tp_chunk_t *all_chunks;                   /* every chunk ever mapped (for destroy) */
 };
@@ -320,14 +321,15 @@ static int process_gone(long pid)
     return close_paren != NULL && close_paren[1] == ' ' && close_paren[2] == 'Z';
 }
 
-int tp_check_liveness(tp_ctx_t *tp)
+void tp_check_liveness(tp_ctx_t *tp)
 {
     if (tp->nprobed == 0 || ++tp->probe_polls < 256)
-        return 0;
+        return;
     tp->probe_polls = 0;
     double now = tp_clock();
     if (now < tp->next_probe)
-        return 0;
+        return;
+    tp->probe_epoch++;
     tp->next_probe = now + 0.02;
     for (int i = 0; i < tp->nranks; i++)
         if (tp->peers[i].probe_pid > 0 && !tp->peers[i].failed &&
@@ -335,7 +337,11 @@ int tp_check_liveness(tp_ctx_t *tp)
             tp->peers[i].failed = 1;
             tp->any_failed = 1;
         }
-    return 1;
+}
+
+unsigned tp_probe_epoch(const tp_ctx_t *tp)
+{
+    return tp->probe_epoch;
 }
 
 /* waits for a close request, at most `seconds`; then lets it go (UCX keeps it) */
@@ -435,14 +441,45 @@ static ucp_worker_h peer_worker(const tp_ctx_t *tp, int peer)
     return tp->ucp[tp->peers[peer].ctx].worker;
 }
 
+static void drained_cb(void *request, ucs_status_t status, const ucp_tag_recv_info_t *info,
+                       void *user_data)
+{
+    (void)status;
+    (void)info;
+    free(user_data);
+    ucp_request_free(request);
+}
+
+/* receives a probed message nobody wants into a scratch buffer and drops it: left in UCX it
+ * would hold UCX's memory, keep a rendezvous sender waiting, and could match a later receive
+ * of a reused tag */
+static void drain_message(ucp_worker_h worker, ucp_tag_message_h msg, size_t len)
+{
+    static char sink; /* without memory for the data, UCX still needs a receive */
+    void *buf = malloc(len > 0 ? len : 1);
+    ucp_request_param_t param;
+    memset(&param, 0, sizeof(param));
+    param.op_attr_mask =
+        UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+    param.cb.recv = drained_cb;
+    param.user_data = buf;
+    ucs_status_ptr_t req =
+        ucp_tag_msg_recv_nbx(worker, buf != NULL ? buf : &sink, buf != NULL ? len : 0, msg, &param);
+    if (req == NULL || UCS_PTR_IS_ERR(req))
+        free(buf);
+}
+
 void tp_check_crossed(tp_ctx_t *tp, tp_op_t *op)
 {
     if (op->done || !op->is_recv || !shm_reaches(tp->shm, op->peer, 0))
         return;
     if (op->via_shm) { /* did the message come through UCX? */
         ucp_tag_recv_info_t info;
-        if (ucp_tag_probe_nb(peer_worker(tp, op->peer), op->tag, ~op->checked, 0, &info) == NULL)
+        ucp_worker_h worker = peer_worker(tp, op->peer);
+        ucp_tag_message_h msg = ucp_tag_probe_nb(worker, op->tag, ~op->checked, 1, &info);
+        if (msg == NULL)
             return;
+        drain_message(worker, msg, info.length);
         shm_cancel(tp->shm, op);
         op->status = UCOLL_ERR_TRUNCATED;
         op->done = 1;

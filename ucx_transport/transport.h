@@ -75,9 +75,11 @@ ucoll_status_t tp_local_address(tp_ctx_t *tp, const void **addr, size_t *len);
  * local_pid[i] is the process id of a peer on this host, 0 for one elsewhere */
 ucoll_status_t tp_connect(tp_ctx_t *tp, const void *const *addrs, const size_t *lens,
                           const long *local_pid);
-/* while waiting: every few ms, marks failed the on-host peers whose process is gone; returns
- * 1 when it looked (then is the time for tp_check_crossed too) */
-int tp_check_liveness(tp_ctx_t *tp);
+/* while waiting: every few ms, marks failed the on-host peers whose process is gone */
+void tp_check_liveness(tp_ctx_t *tp);
+/* how many times tp_check_liveness has looked: a waiting request whose last tp_check_crossed
+ * saw another value runs it again (so every request does, whichever one made the look) */
+unsigned tp_probe_epoch(const tp_ctx_t *tp);
 /* a receive from an on-host peer still waiting on one channel (shm or UCX) for a message that
  * came through the other: the two ranks' lengths lie on either side of the shm size limit
  * (mismatched counts). Completes it with UCOLL_ERR_TRUNCATED, as a wrong length on one

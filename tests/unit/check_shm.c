@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -197,6 +198,46 @@ START_TEST(full_ring_waits)
 }
 END_TEST
 
+/* the 32-bit message counters wrap: 3 rings' worth of messages from 4 before 2^32, with the
+ * ring full on the way. Message 2^32 - 1 has sequence number 0: its slot must not be read
+ * before it is written */
+START_TEST(counters_wrap)
+{
+    pair_t p;
+    pair_open(&p);
+    const uint32_t start = UINT32_MAX - 3;
+    shm_test_start_counts(p.ch[0], 1, start);
+    shm_test_start_counts(p.ch[1], 0, start);
+    enum { N = 3 * SHM_SLOTS };
+    uint64_t in[N], out[N];
+    tp_op_t s[N], r[N];
+    for (int i = 0; i < N; i++) {
+        in[i] = 0x5eed0000u + (uint64_t)i;
+        out[i] = 0;
+        recv_msg(p.ch[1], 0, &out[i], 8, (uint64_t)i, &r[i]);
+    }
+    for (int i = 0; i < 3; i++)
+        send_msg(p.ch[0], 1, &in[i], 8, (uint64_t)i, &s[i]);
+    ck_assert_uint_eq(shm_progress(p.ch[1]), 3); /* not the unwritten slot of message 3 */
+    ck_assert_int_eq(r[3].done, 0);
+    for (int i = 3; i < N; i++) {
+        send_msg(p.ch[0], 1, &in[i], 8, (uint64_t)i, &s[i]);
+        ck_assert_int_eq(s[i].done, i < 3 + SHM_SLOTS); /* slots free once the reader reads */
+    }
+    for (int pass = 0; pass < 10 && !r[N - 1].done; pass++) {
+        shm_progress(p.ch[1]);
+        shm_progress(p.ch[0]);
+    }
+    for (int i = 0; i < N; i++) {
+        ck_assert_int_eq(r[i].done, 1);
+        ck_assert_int_eq(r[i].status, UCOLL_OK);
+        ck_assert(out[i] == in[i]);
+    }
+    ck_assert_uint_eq(stats(p.ch[1]).unexpected, 0);
+    pair_close(&p);
+}
+END_TEST
+
 /* a cancelled receive or waiting send never completes; the next message goes elsewhere */
 START_TEST(cancel)
 {
@@ -255,6 +296,7 @@ START_TEST(attach_failure)
     shm_chan_t *ch = (shm_chan_t *)&fd;          /* must be reset */
     ck_assert_int_eq(shm_attach(0, 2, fd[0], pid, fd, &ch), UCOLL_ERR_TRANSPORT);
     ck_assert_ptr_null(ch);
+    ck_assert_int_eq(fcntl(fd[0], F_GETFD), -1); /* its own segment was closed */
 }
 END_TEST
 
@@ -346,6 +388,7 @@ int main(void)
     tcase_add_test(tc, matching_by_tag);
     tcase_add_test(tc, mismatch_is_truncated);
     tcase_add_test(tc, full_ring_waits);
+    tcase_add_test(tc, counters_wrap);
     tcase_add_test(tc, cancel);
     tcase_add_test(tc, reaches);
     tcase_add_test(tc, attach_failure);
