@@ -62,12 +62,16 @@
  *       UCOLL_OK. Nothing is ever written outside a buffer's count.
  *   UCOLL_ERR_TRANSPORT, UCOLL_ERR_NO_MEMORY  any other UCX failure; memory.
  *   After any of these, recvbuf holds undefined data within its count (sendbuf is never
- *   written), and other ranks may see another error or success. After TIMED_OUT or TRUNCATED
- *   every rank still made the call, so the communicator stays usable once every rank has left
- *   the failed collective (a rank entering the next one more than UCOLL_TIMEOUT after the
- *   others makes them time out there too). After PEER_FAILED no collective on a communicator
- *   that contains the dead rank can complete; ucoll_finalize still returns promptly (with the
- *   error) and releases everything, so every surviving rank should call it, then exit.
+ *   written), and other ranks may see another error or success. A failed call returns only
+ *   once the messages it sent have left its buffers, waiting up to 2 s more for a live peer
+ *   that has not taken them yet; if a peer takes longer (it is stopped, or computes for
+ *   seconds without calling ucoll), UCX may still read the failed call's buffers later, so
+ *   keep them until that peer has called ucoll again (or until ucoll_finalize). After TIMED_OUT or
+ * TRUNCATED every rank still made the call, so the communicator stays usable once every rank has
+ * left the failed collective (a rank entering the next one more than UCOLL_TIMEOUT after the others
+ * makes them time out there too). After PEER_FAILED no collective on a communicator that contains
+ * the dead rank can complete; ucoll_finalize still returns promptly (with the error) and releases
+ * everything, so every surviving rank should call it, then exit.
  * - Launchers: Open MPI's mpirun ends the whole job when a rank dies by a signal unless run
  *   with --enable-recovery; with it the survivors get PEER_FAILED and mpirun ends when they
  *   have exited.

@@ -572,6 +572,19 @@ ucoll_status_t tp_irecv(tp_ctx_t *tp, int peer, void *buf, size_t len, void *mem
 
 void tp_abandon(tp_ctx_t *tp, tp_op_t *op)
 {
+    if (!op->done && op->ucp_req != NULL && !op->is_recv) {
+        /* a send UCX has not finished (the peer's FIFO was full) still reads the caller's
+         * buffer, which the caller may free once the failed call returns: badinput saw UCX
+         * pack a freed buffer and crash. Give a live peer up to 2 s to take it (one that is
+         * only late: still sleeping, computing, or leaving a failed call of its own) */
+        unsigned idle = 0;
+        const double give_up = tp_clock() + 2.0;
+        while (!op->done && !tp->peers[op->peer].failed && tp_clock() < give_up) {
+            if (tp_progress(tp) == 0)
+                tp_idle(tp, &idle);
+            tp_check_liveness(tp);
+        }
+    }
     if (!op->done && op->via_shm) {
         shm_cancel(tp->shm, op);
         op->status = UCOLL_ERR_PEER_FAILED;
