@@ -39,8 +39,9 @@ struct tp_peer {
     ucp_ep_h ep;
     int ctx; /* TP_HOST or TP_NET: the context of ep */
     int failed;
-    long probe_pid; /* > 0: on this host without UCX error handling: probe this process */
-    int ucx_errh;   /* the endpoint has UCX peer error handling */
+    long probe_pid;         /* > 0: on this host without UCX error handling: probe this process */
+    int ucx_errh;           /* the endpoint has UCX peer error handling */
+    double send_wait_until; /* tp_abandon: end of the current wait for sends to this peer */
     tp_ctx_t *tp;
 };
 
@@ -578,8 +579,11 @@ void tp_abandon(tp_ctx_t *tp, tp_op_t *op)
          * pack a freed buffer and crash. Give a live peer up to 2 s to take it (one that is
          * only late: still sleeping, computing, or leaving a failed call of its own) */
         unsigned idle = 0;
-        const double give_up = tp_clock() + 2.0;
-        while (!op->done && !tp->peers[op->peer].failed && tp_clock() < give_up) {
+        struct tp_peer *peer = &tp->peers[op->peer];
+        const double now = tp_clock();
+        if (now > peer->send_wait_until + 2.0) /* a new wait; the segments of one round, and */
+            peer->send_wait_until = now + 2.0; /* the calls right after it, share the last */
+        while (!op->done && !peer->failed && tp_clock() < peer->send_wait_until) {
             if (tp_progress(tp) == 0)
                 tp_idle(tp, &idle);
             tp_check_liveness(tp);
