@@ -62,6 +62,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #define GUARD 64
@@ -148,10 +149,25 @@ static void *xalloc(size_t n)
     return p;
 }
 
+/* The buffers handed to ucoll are mappings of their own (not malloc's), unmapped by gb_free:
+ * anything that still touches one after its call returned and the test freed it (UCX
+ * finishing a send that a failed call left behind) faults at once, where freed heap memory
+ * would be read silently (glibc's free of a large block unmaps it only until its mmap
+ * threshold has grown, which made such a crash depend on the run). */
+static unsigned char *map_bytes(size_t n)
+{
+    void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+        printf("FATAL rank %d: out of memory (mmap of %zu bytes)\n", g_rank, n);
+        exit(2);
+    }
+    return p;
+}
+
 static void gb_init(gbuf_t *b, size_t bytes, unsigned seed)
 {
     b->bytes = bytes;
-    b->mem = xalloc(bytes + 2 * GUARD);
+    b->mem = map_bytes(bytes + 2 * GUARD);
     b->snap = xalloc(bytes + 2 * GUARD);
     memset(b->mem, GUARD_BYTE, GUARD);
     memset(b->mem + GUARD + bytes, GUARD_BYTE, GUARD);
@@ -201,7 +217,7 @@ static int gb_check_guards(const gbuf_t *b, const char *name, const char *what)
 
 static void gb_free(gbuf_t *b)
 {
-    free(b->mem);
+    munmap(b->mem, b->bytes + 2 * GUARD);
     free(b->snap);
     b->mem = b->snap = NULL;
 }
