@@ -46,17 +46,44 @@ struct shm_msg {
     unsigned char data[SHM_MAX_MESSAGE];
 };
 
+/* a FIFO of ops linked through tp_op_t.next */
+typedef struct {
+    tp_op_t *head, *tail;
+} op_list_t;
+
+static void op_list_push(op_list_t *l, tp_op_t *op)
+{
+    op->next = NULL;
+    if (l->tail != NULL)
+        l->tail->next = op;
+    else
+        l->head = op;
+    l->tail = op;
+}
+
+/* takes op, which follows prev (NULL: op is the head), off the list */
+static void op_list_remove(op_list_t *l, tp_op_t *prev, tp_op_t *op)
+{
+    if (prev != NULL)
+        prev->next = op->next;
+    else
+        l->head = op->next;
+    if (l->tail == op)
+        l->tail = prev;
+    op->next = NULL;
+}
+
 /* one rank of this host, seen from this process */
 struct shm_peer {
     int rank; /* world rank */
     int enabled;
-    struct shm_ring *out;                 /* our ring in its segment (mapped) */
-    uint32_t out_head;                    /* messages written */
-    uint32_t out_consumed;                /* the reader's count as last read */
-    tp_op_t *pending_head, *pending_tail; /* sends waiting for a free slot */
-    struct shm_ring *in;                  /* its ring in our segment */
-    uint32_t in_tail;                     /* messages consumed */
-    tp_op_t *posted_head, *posted_tail;   /* receives waiting for a message */
+    struct shm_ring *out;  /* our ring in its segment (mapped) */
+    uint32_t out_head;     /* messages written */
+    uint32_t out_consumed; /* the reader's count as last read */
+    op_list_t pending;     /* sends waiting for a free slot */
+    struct shm_ring *in;   /* its ring in our segment */
+    uint32_t in_tail;      /* messages consumed */
+    op_list_t posted;      /* receives waiting for a message */
     struct shm_msg *unexp_head, *unexp_tail;
 };
 
@@ -249,17 +276,12 @@ void shm_send(shm_chan_t *ch, int peer, const void *buf, size_t len, uint64_t ta
     op->via_shm = 1;
     op->buf = (void *)buf;
     op->tag = tag;
-    op->next = NULL;
-    if (p->pending_head == NULL && slot_write(p, buf, len, tag)) {
+    if (p->pending.head == NULL && slot_write(p, buf, len, tag)) {
         ch->stats.sent++;
         op->done = 1;
         return;
     }
-    if (p->pending_tail != NULL)
-        p->pending_tail->next = op;
-    else
-        p->pending_head = op;
-    p->pending_tail = op;
+    op_list_push(&p->pending, op);
     ch->npending++;
 }
 
@@ -293,50 +315,44 @@ static struct shm_msg *unexpected_take(struct shm_peer *p, uint64_t tag, uint64_
     return NULL;
 }
 
+/* an unexpected message's buffer, for the next one (take_message) */
+static void msg_recycle(shm_chan_t *ch, struct shm_msg *m)
+{
+    m->next = ch->free_msgs;
+    ch->free_msgs = m;
+}
+
 int shm_take_unexpected(shm_chan_t *ch, int peer, uint64_t tag, uint64_t checked)
 {
     struct shm_msg *hit = unexpected_take(peer_of(ch, peer), tag, checked);
     if (hit == NULL)
         return 0;
-    hit->next = ch->free_msgs;
-    ch->free_msgs = hit;
+    msg_recycle(ch, hit);
     return 1;
 }
 
-void shm_recv(shm_chan_t *ch, int peer, void *buf, size_t len, uint64_t tag, uint64_t checked,
-              tp_op_t *op)
+void shm_recv(shm_chan_t *ch, int peer, void *buf, uint64_t tag, uint64_t checked, tp_op_t *op)
 {
     struct shm_peer *p = peer_of(ch, peer);
     op->via_shm = 1;
     op->buf = buf;
     op->tag = tag;
     op->checked = checked;
-    op->next = NULL;
-    (void)len; /* op->expected */
     struct shm_msg *hit = unexpected_take(p, tag, checked);
     if (hit != NULL) {
         deliver(op, hit->tag, hit->data, hit->len);
-        hit->next = ch->free_msgs;
-        ch->free_msgs = hit;
+        msg_recycle(ch, hit);
         return;
     }
-    if (p->posted_tail != NULL)
-        p->posted_tail->next = op;
-    else
-        p->posted_head = op;
-    p->posted_tail = op;
+    op_list_push(&p->posted, op);
 }
 
-/* removes op from the list head..tail; 1 if it was there */
-static int unlink_op(tp_op_t **head, tp_op_t **tail, tp_op_t *op)
+/* takes op off list l; 1 if it was there */
+static int op_list_cancel(op_list_t *l, tp_op_t *op)
 {
-    tp_op_t *prev = NULL;
-    for (tp_op_t **o = head; *o != NULL; prev = *o, o = &(*o)->next)
-        if (*o == op) {
-            *o = op->next;
-            if (*tail == op)
-                *tail = prev;
-            op->next = NULL;
+    for (tp_op_t *o = l->head, *prev = NULL; o != NULL; prev = o, o = o->next)
+        if (o == op) {
+            op_list_remove(l, prev, op);
             return 1;
         }
     return 0;
@@ -346,8 +362,8 @@ void shm_cancel(shm_chan_t *ch, tp_op_t *op)
 {
     struct shm_peer *p = peer_of(ch, op->peer);
     if (op->is_recv)
-        unlink_op(&p->posted_head, &p->posted_tail, op);
-    else if (unlink_op(&p->pending_head, &p->pending_tail, op))
+        op_list_cancel(&p->posted, op);
+    else if (op_list_cancel(&p->pending, op))
         ch->npending--;
 }
 
@@ -355,17 +371,10 @@ void shm_cancel(shm_chan_t *ch, tp_op_t *op)
  * the latter (the message stays in its slot until a later pass) */
 static int take_message(shm_chan_t *ch, struct shm_peer *p, const struct shm_slot *s)
 {
-    tp_op_t *prev = NULL;
-    for (tp_op_t *op = p->posted_head; op != NULL; prev = op, op = op->next) {
+    for (tp_op_t *op = p->posted.head, *prev = NULL; op != NULL; prev = op, op = op->next) {
         if (!tags_match(s->tag, op->tag, op->checked))
             continue;
-        if (prev != NULL)
-            prev->next = op->next;
-        else
-            p->posted_head = op->next;
-        if (p->posted_tail == op)
-            p->posted_tail = prev;
-        op->next = NULL;
+        op_list_remove(&p->posted, prev, op);
         deliver(op, s->tag, s->data, s->len);
         return 1;
     }
@@ -407,14 +416,11 @@ unsigned shm_progress(shm_chan_t *ch)
     }
     for (int k = 0; ch->npending > 0 && k < ch->nlocal; k++) {
         struct shm_peer *p = &ch->locals[k];
-        while (p->pending_head != NULL) {
-            tp_op_t *op = p->pending_head;
+        while (p->pending.head != NULL) {
+            tp_op_t *op = p->pending.head;
             if (!slot_write(p, op->buf, op->expected, op->tag))
                 break;
-            p->pending_head = op->next;
-            if (p->pending_head == NULL)
-                p->pending_tail = NULL;
-            op->next = NULL;
+            op_list_remove(&p->pending, NULL, op);
             op->done = 1;
             ch->npending--;
             ch->stats.sent++;

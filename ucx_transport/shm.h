@@ -63,8 +63,7 @@ void shm_destroy(shm_chan_t *ch);
 /* as tp_isend / tp_irecv (op set up by the caller: tp, peer, expected); the op may be done at
  * return */
 void shm_send(shm_chan_t *ch, int peer, const void *buf, size_t len, uint64_t tag, tp_op_t *op);
-void shm_recv(shm_chan_t *ch, int peer, void *buf, size_t len, uint64_t tag, uint64_t checked,
-              tp_op_t *op);
+void shm_recv(shm_chan_t *ch, int peer, void *buf, uint64_t tag, uint64_t checked, tp_op_t *op);
 /* takes an incomplete op off its list: it will not complete */
 void shm_cancel(shm_chan_t *ch, tp_op_t *op);
 /* removes an arrived, unmatched message from peer that a receive of this tag would match;

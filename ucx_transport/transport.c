@@ -442,6 +442,19 @@ static ucp_worker_h peer_worker(const tp_ctx_t *tp, int peer)
     return tp->ucp[tp->peers[peer].ctx].worker;
 }
 
+/* a receive's parameters: it always completes through cb (NO_IMM_CMPL), since UCX 1.13
+ * leaves recv_info unset on immediate completion and the callbacks check the length */
+static ucp_request_param_t recv_param(ucp_tag_recv_nbx_callback_t cb, void *user_data)
+{
+    ucp_request_param_t param;
+    memset(&param, 0, sizeof(param));
+    param.op_attr_mask =
+        UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+    param.cb.recv = cb;
+    param.user_data = user_data;
+    return param;
+}
+
 static void drained_cb(void *request, ucs_status_t status, const ucp_tag_recv_info_t *info,
                        void *user_data)
 {
@@ -458,12 +471,7 @@ static void drain_message(ucp_worker_h worker, ucp_tag_message_h msg, size_t len
 {
     static char sink; /* without memory for the data, UCX still needs a receive */
     void *buf = malloc(len > 0 ? len : 1);
-    ucp_request_param_t param;
-    memset(&param, 0, sizeof(param));
-    param.op_attr_mask =
-        UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
-    param.cb.recv = drained_cb;
-    param.user_data = buf;
+    ucp_request_param_t param = recv_param(drained_cb, buf);
     ucs_status_ptr_t req =
         ucp_tag_msg_recv_nbx(worker, buf != NULL ? buf : &sink, buf != NULL ? len : 0, msg, &param);
     if (req == NULL || UCS_PTR_IS_ERR(req))
@@ -550,19 +558,12 @@ ucoll_status_t tp_irecv(tp_ctx_t *tp, int peer, void *buf, size_t len, void *mem
     op_reset(tp, op, peer, len);
     op->is_recv = 1; /* tp_abandon cancels it */
     if (shm_reaches(tp->shm, peer, len)) {
-        shm_recv(tp->shm, peer, buf, len, tag, checked, op);
+        shm_recv(tp->shm, peer, buf, tag, checked, op);
         return UCOLL_OK;
     }
     op->checked = checked;
     op->tag = tag;
-    ucp_request_param_t param;
-    memset(&param, 0, sizeof(param));
-    /* always through the callback: UCX 1.13 leaves recv_info unset on immediate completion,
-     * and the callback is where the received length is checked */
-    param.op_attr_mask =
-        UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
-    param.cb.recv = recv_cb;
-    param.user_data = op;
+    ucp_request_param_t param = recv_param(recv_cb, op);
     if (memh != NULL && tp->peers[peer].ctx == TP_NET) {
         param.op_attr_mask |= UCP_OP_ATTR_FIELD_MEMH;
         param.memh = memh;
@@ -573,37 +574,36 @@ ucoll_status_t tp_irecv(tp_ctx_t *tp, int peer, void *buf, size_t len, void *mem
 
 void tp_abandon(tp_ctx_t *tp, tp_op_t *op)
 {
-    if (!op->done && op->ucp_req != NULL && !op->is_recv) {
-        /* a send UCX has not finished (the peer's FIFO was full) still reads the caller's
-         * buffer, which the caller may free once the failed call returns: badinput saw UCX
-         * pack a freed buffer and crash. Give a live peer up to 2 s to take it (one that is
-         * only late: still sleeping, computing, or leaving a failed call of its own) */
-        unsigned idle = 0;
-        struct tp_peer *peer = &tp->peers[op->peer];
-        const double now = tp_clock();
-        if (now > peer->send_wait_until + 2.0) /* a new wait; the segments of one round, and */
-            peer->send_wait_until = now + 2.0; /* the calls right after it, share the last */
-        while (!op->done && !peer->failed && tp_clock() < peer->send_wait_until) {
-            if (tp_progress(tp) == 0)
-                tp_idle(tp, &idle);
-            tp_check_liveness(tp);
-        }
-    }
     if (!op->done && op->via_shm) {
         shm_cancel(tp->shm, op);
         op->status = UCOLL_ERR_PEER_FAILED;
         op->done = 1;
     }
     if (!op->done && op->ucp_req != NULL) {
+        unsigned idle = 0;
         if (op->is_recv) {
             /* an unmatched receive cancels at the next progress; give a matched one in
              * flight a moment to end, then let it go */
             ucp_request_cancel(peer_worker(tp, op->peer), op->ucp_req);
-            unsigned idle = 0;
             double give_up = tp_clock() + 1.0;
             while (!op->done && tp_clock() < give_up)
                 if (tp_progress(tp) == 0)
                     tp_idle(tp, &idle);
+        } else {
+            /* a send UCX has not finished (the peer's FIFO was full) still reads the
+             * caller's buffer, which the caller may free once the failed call returns:
+             * badinput saw UCX pack a freed buffer and crash. Give a live peer up to 2 s to
+             * take it (one that is only late: still sleeping, computing, or leaving a failed
+             * call of its own) */
+            struct tp_peer *peer = &tp->peers[op->peer];
+            const double now = tp_clock();
+            if (now > peer->send_wait_until + 2.0) /* a new wait; the segments of one round, */
+                peer->send_wait_until = now + 2.0; /* and the calls right after, share the last */
+            while (!op->done && !peer->failed && tp_clock() < peer->send_wait_until) {
+                if (tp_progress(tp) == 0)
+                    tp_idle(tp, &idle);
+                tp_check_liveness(tp);
+            }
         }
         if (!op->done) {
             /* after ucp_request_free UCX calls no callback for it: op may go away */

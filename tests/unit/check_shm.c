@@ -62,7 +62,7 @@ static void send_msg(shm_chan_t *ch, int peer, const void *buf, size_t len, uint
 static void recv_msg(shm_chan_t *ch, int peer, void *buf, size_t len, uint64_t tag, tp_op_t *op)
 {
     op_init(op, peer, len, 1);
-    shm_recv(ch, peer, buf, len, tag, CHECKED, op);
+    shm_recv(ch, peer, buf, tag, CHECKED, op); /* op->expected holds len */
 }
 
 static shm_stats_t stats(const shm_chan_t *ch)
