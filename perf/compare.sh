@@ -274,7 +274,7 @@ launch "$log" "$npa" -- "$perf" -c exscan -a "$algs" -e "$maxb" "${perf_iters[@]
     fail_log "ucoll_perf exscan algorithms" "$log"
 grep -E '^(algorithm,|[a-z0-9:-]+,[0-9])' "$log" >"$alg_csv"
 
-# -- the picture at np: ratios at the sizes of issue 5
+# -- the picture at np: ratios at 8 B, 4 KiB, 1 MiB and 16 MiB
 {
     echo "# ratios ucoll/MPI of the median latencies (max over ranks per iteration), np=$np"
     awk -F, -v out=summary '

@@ -41,8 +41,8 @@ typedef struct {
     int p;           /* number of processes (length of the per-rank arrays) */
     uint32_t rounds; /* max over processes of sched.nrounds */
     /* max over processes of the number of REDUCE steps, i.e. of (+) applications on (pieces
-     * of) vectors. For the scans, where every REDUCE is on a whole vector, this is exactly
-     * algorithms.md's "(+) count" (a copy into an empty W costs nothing, W (+) V costs one). */
+     * of) vectors. For the scans, where every REDUCE is on a whole vector, this is exactly the
+     * "(+) count" of algorithms.md 0 (a copy into an empty W costs nothing, W (+) V costs one). */
     uint64_t max_ops;
     /* sum over rounds of the largest max(bytes sent, bytes received) of any process in that
      * round: the bandwidth term of the critical path */

@@ -258,7 +258,7 @@ shm_counts_check() {
         fail "$name: $lines of $np ranks reported, $bad of them wrong; expected: $what" "$log"
     fi
 }
-section "on-host shared-memory channel (issue 5)"
+section "on-host shared-memory channel"
 shm_used "shm counts np=3" 3 "" some
 shm_used "shm counts np=4 as 2 hosts" 4 "UCOLL_TEST_HOSTS=2" some
 shm_used "shm counts np=3 UCOLL_SHM=0" 3 "UCOLL_SHM=0" none
@@ -266,7 +266,7 @@ shm_used "shm counts np=3 as 3 hosts" 3 "UCOLL_TEST_HOSTS=3" none
 shm_used "shm counts np=2 UCOLL_FAILURE_DETECTION=ucx" 2 "UCOLL_FAILURE_DETECTION=ucx" none
 
 if [ "$quick" = 0 ]; then
-    section "exclusive scan at more process counts (issue 3)"
+    section "exclusive scan at more process counts"
     # every exscan and scan algorithm, all dtypes (the dtype-op pairs), odd counts
     for np in 9 13 17; do
         mp "mp_test exscan/scan np=$np" "$np" 900 "" --colls exscan,scan \
@@ -274,7 +274,7 @@ if [ "$quick" = 0 ]; then
     done
     mp "mp_test exscan/scan np=5 counts 3,65537" 5 600 "" --colls exscan,scan --counts 3,65537
 
-    section "rhrd and rhrd-classic at non-powers of two (issue 4)"
+    section "rhrd and rhrd-classic at non-powers of two"
     # reduce (roots 0, middle, last) and allreduce, in place and not; N-1 and 2^20+3 elements;
     # pipelined with 4 KiB segments (hundreds per message) and unsegmented, alternately
     seg=4096
@@ -295,7 +295,7 @@ fi
 section "demo"
 run_job "demo: record_offsets np=4" 4 120 "" examples/record_offsets "$LOGDIR/records.txt"
 
-# ---------------------------------------------------------------- API tests (issue 6)
+# ---------------------------------------------------------------- API tests
 # mp_api_test: every collective nonblocking and persistent, 64 concurrent collectives on two
 # communicators, splits (odd/even, reversed keys, ...), comm_free, request misuse; it asserts
 # the job size (--expect-size). oob_test: ucoll_init_oob through an allgather that the test
@@ -357,7 +357,7 @@ else
     fail "make install DESTDIR=$DEST" "$LOGDIR/install.log"
 fi
 
-# ---------------------------------------------------------------- robustness (issue 7)
+# ---------------------------------------------------------------- robustness
 # fault: tests/mp/run_fault.sh launches tests/mp/fault_test once per repetition (a killed rank
 # ends its launch), under mpirun --enable-recovery with UCOLL_TIMEOUT=5 and
 # UCX_KEEPALIVE_INTERVAL=1s; in every launch one rank dies by SIGKILL at a random point (and in
@@ -386,7 +386,7 @@ run_job "stress np=8: $stress_ops calls" 8 1200 "" \
     tests/mp/stress_test --expect-size 8 --ops "$stress_ops" --warmup-ops "$stress_warm" \
     "${MP_ALGS[@]}"
 
-# ---------------------------------------------------------------- Slurm (issue 7, item 5)
+# ---------------------------------------------------------------- Slurm
 # A private single-node Slurm (tests/slurm/slurm-up.sh: munged, slurmctld, slurmd, all under
 # $LOGDIR/slurm, MpiDefault=pmix) runs mp_test under `srun --mpi=pmix`: ucoll bootstraps through
 # Slurm's PMIx server instead of mpirun's. The daemons are stopped by pid at the end
@@ -432,7 +432,7 @@ else
 fi
 trap - EXIT
 
-# ---------------------------------------------------------------- sanitizers (issue 7, item 3)
+# ---------------------------------------------------------------- sanitizers
 # The Check unit tests and mp_test at np = 2 and 3 from an ASan+UBSan build (tests/sanitize.sh:
 # out of tree, in build/asan), then mp_test at np = 2 with each rank under valgrind's memcheck
 # (the normal build). Any report fails the test; the only suppressions are PMIx's own leaks

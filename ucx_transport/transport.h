@@ -60,7 +60,8 @@ typedef enum { TP_FAILURE_AUTO, TP_FAILURE_UCX, TP_FAILURE_TIMEOUT } tp_failure_
  *         UCX treats an error on such an endpoint as fatal, and a peer that died while this
  *         process read its memory in a zero-copy rendezvous (CMA process_vm_readv) aborted
  *         this process. Eager messages go through shared-memory FIFOs only, which a dead
- *         peer cannot break. Cost at np=2 (issue 5 note): up to 1.3-1.7x at 256 KiB-4 MiB.
+ *         peer cannot break. Cost at np=2 against Open MPI's pml ucx: up to 1.3-1.7x at
+ *         256 KiB-4 MiB (README, Errors and failures).
  *   NET   the peers on other hosts (created only if there are any), UCX peer error handling,
  *         UCX's protocols as configured; the only context that registers memory.
  * Modes UCX and TIMEOUT: NET only, for every peer. */

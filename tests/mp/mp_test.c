@@ -997,7 +997,7 @@ static void test_errors(ctx_t *c)
 
 /* ---------------------------------------------------------------- nonblocking, persistent */
 
-/* Later-issue API: a NOT_SUPPORTED answer is counted as skipped, anything else is checked. */
+/* API a build may lack: a NOT_SUPPORTED answer is counted as skipped, anything else is checked. */
 static int not_supported(ctx_t *c, const char *name, ucoll_status_t st)
 {
     if (st != UCOLL_ERR_NOT_SUPPORTED)
