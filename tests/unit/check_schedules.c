@@ -557,7 +557,7 @@ START_TEST(test_sweep_roughly_halving)
 }
 END_TEST
 
-/* the named formulas of the brief, and best-doubling's q', for every p <= 4096 */
+/* the rounds formulas of algorithms.md 1.2 and best-doubling's q', for every p <= 4096 */
 START_TEST(test_formulas)
 {
     for (int p = 1; p <= SWEEP_P; p++) {
