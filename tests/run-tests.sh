@@ -361,8 +361,9 @@ fi
 # fault: tests/mp/run_fault.sh launches tests/mp/fault_test once per repetition (a killed rank
 # ends its launch), under mpirun --enable-recovery with UCOLL_TIMEOUT=5 and
 # UCX_KEEPALIVE_INTERVAL=1s; in every launch one rank dies by SIGKILL at a random point (and in
-# one more launch stops, SIGSTOP) and every survivor must report PEER_FAILED or TIMED_OUT
-# within 10 s and get through ucoll_finalize. The script is one test. Once more with UCX peer
+# one more launch stops, SIGSTOP; in two more it dies before the survivors' first sends to it)
+# and every survivor must report PEER_FAILED or TIMED_OUT within 10 s and get through
+# ucoll_finalize. The script is one test. Once more with UCX peer
 # error handling on every endpoint (UCOLL_FAILURE_DETECTION=ucx) instead of process-id probes,
 # and once as a job on 2 simulated hosts (UCOLL_TEST_HOSTS=2: ranks on the other "host" are
 # reached through the NET context, with UCX error handling and rendezvous).
