@@ -24,8 +24,34 @@ ucoll_status_t ucx_status(ucs_status_t status)
     }
 }
 
+/* 1 for the errors by which UCX shows a send or receive whose peer, or the connection to
+ * it, is gone: besides a reset or timed-out connection, a socket error, and on this host a
+ * shared-memory segment of the peer's that cannot be attached (it went with the peer) */
+static int peer_gone(ucs_status_t status)
+{
+    switch (status) {
+    case UCS_ERR_CONNECTION_RESET:
+    case UCS_ERR_ENDPOINT_TIMEOUT:
+    case UCS_ERR_UNREACHABLE:
+    case UCS_ERR_REJECTED:
+    case UCS_ERR_NOT_CONNECTED:
+    case UCS_ERR_IO_ERROR:
+    case UCS_ERR_SOME_CONNECTS_FAILED:
+    case UCS_ERR_SHMEM_SEGMENT:
+        return 1;
+    default:
+        return UCS_IS_LINK_ERROR(status) || UCS_IS_ENDPOINT_ERROR(status);
+    }
+}
+
+/* A send or receive may fail before the endpoint's error handler or the liveness probe has
+ * marked its peer (UCX completes the request first; a send to a dead rank's shared memory fails
+ * as it is posted): the error itself says the peer is gone. Once the peer is marked, any error
+ * but those with a meaning of their own is the peer's. */
 ucoll_status_t ucx_op_status(ucs_status_t status, int peer_failed)
 {
-    (void)peer_failed;
-    return ucx_status(status);
+    const ucoll_status_t st = ucx_status(status);
+    if (st == UCOLL_ERR_TRANSPORT && (peer_failed || peer_gone(status)))
+        return UCOLL_ERR_PEER_FAILED;
+    return st;
 }
