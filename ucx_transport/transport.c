@@ -403,7 +403,7 @@ static void send_cb(void *request, ucs_status_t status, void *user_data)
 {
     tp_op_t *op = user_data;
     (void)request;
-    op->status = ucx_op_status(status, op_peer_failed(op));
+    op->status = ucx_op_status(status, op->is_recv, op_peer_failed(op));
     op->done = 1;
 }
 
@@ -412,7 +412,7 @@ static void recv_cb(void *request, ucs_status_t status, const ucp_tag_recv_info_
 {
     tp_op_t *op = user_data;
     (void)request;
-    op->status = ucx_op_status(status, op_peer_failed(op));
+    op->status = ucx_op_status(status, op->is_recv, op_peer_failed(op));
     if (status == UCS_OK &&
         (info->length != op->expected || ((info->sender_tag ^ op->tag) & op->checked) != 0))
         op->status = UCOLL_ERR_TRUNCATED;
@@ -491,7 +491,7 @@ static ucoll_status_t finish_post(tp_op_t *op, ucs_status_ptr_t req)
         return op->status;
     }
     if (UCS_PTR_IS_ERR(req)) {
-        op->status = ucx_op_status(UCS_PTR_STATUS(req), op_peer_failed(op));
+        op->status = ucx_op_status(UCS_PTR_STATUS(req), op->is_recv, op_peer_failed(op));
         op->done = 1;
         return op->status;
     }

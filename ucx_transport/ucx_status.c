@@ -24,9 +24,10 @@ ucoll_status_t ucx_status(ucs_status_t status)
     }
 }
 
-/* 1 for the errors by which UCX shows a send or receive whose peer, or the connection to
- * it, is gone: besides a reset or timed-out connection, a socket error, and on this host a
- * shared-memory segment of the peer's that cannot be attached (it went with the peer) */
+/* 1 for the errors by which UCX shows a send or receive whose peer, or the connection to it,
+ * is gone: a connection reset, refused, timed out or closed by the peer (UCX's TCP reports a
+ * closed one as NOT_CONNECTED), a socket error, and on this host a shared-memory segment of
+ * the peer's that can no longer be attached (it went with the peer's worker) */
 static int peer_gone(ucs_status_t status)
 {
     switch (status) {
@@ -45,13 +46,16 @@ static int peer_gone(ucs_status_t status)
 }
 
 /* A send or receive may fail before the endpoint's error handler or the liveness probe has
- * marked its peer (UCX completes the request first; a send to a dead rank's shared memory fails
- * as it is posted): the error itself says the peer is gone. Once the peer is marked, any error
- * but those with a meaning of their own is the peer's. */
-ucoll_status_t ucx_op_status(ucs_status_t status, int peer_failed)
+ * marked its peer: UCX 1.13 completes an endpoint's requests with the error (or cancels those
+ * in flight) before it calls the handler, and a send to a dead rank's shared memory fails as it
+ * is posted. So the error itself must say that the peer is gone; a cancelled send does, since
+ * ucoll cancels only receives. Once the peer is marked, any error but those with a meaning of
+ * their own is the peer's. */
+ucoll_status_t ucx_op_status(ucs_status_t status, int is_recv, int peer_failed)
 {
     const ucoll_status_t st = ucx_status(status);
-    if (st == UCOLL_ERR_TRANSPORT && (peer_failed || peer_gone(status)))
+    if (st == UCOLL_ERR_TRANSPORT &&
+        (peer_failed || peer_gone(status) || (!is_recv && status == UCS_ERR_CANCELED)))
         return UCOLL_ERR_PEER_FAILED;
     return st;
 }

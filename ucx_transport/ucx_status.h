@@ -11,8 +11,8 @@
 /* the ucoll status of a UCX status in general (initialisation, memory registration) */
 ucoll_status_t ucx_status(ucs_status_t status);
 
-/* the status of a send or receive that UCX completed (or refused) with `status`, to or from a
- * peer that is (peer_failed != 0) or is not yet marked failed */
-ucoll_status_t ucx_op_status(ucs_status_t status, int peer_failed);
+/* the status of a send (is_recv 0) or receive that UCX completed (or refused) with `status`,
+ * to or from a peer that is (peer_failed != 0) or is not yet marked failed */
+ucoll_status_t ucx_op_status(ucs_status_t status, int is_recv, int peer_failed);
 
 #endif

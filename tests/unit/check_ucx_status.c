@@ -28,41 +28,58 @@ static const ucs_status_t peer_gone[] = {
 
 /* errors of this process's own doing, not the peer's */
 static const ucs_status_t local[] = {
-    UCS_ERR_NO_RESOURCE, UCS_ERR_INVALID_PARAM, UCS_ERR_UNSUPPORTED,   UCS_ERR_CANCELED,
+    UCS_ERR_NO_RESOURCE, UCS_ERR_INVALID_PARAM, UCS_ERR_UNSUPPORTED,
     UCS_ERR_BUSY,        UCS_ERR_NO_ELEM,       UCS_ERR_EXCEEDS_LIMIT,
 };
 #define NLOCAL (sizeof(local) / sizeof(local[0]))
 
 START_TEST(peer_gone_is_peer_failed)
 {
-    for (size_t i = 0; i < NGONE; i++) {
-        ck_assert_msg(ucx_op_status(peer_gone[i], 0) == UCOLL_ERR_PEER_FAILED,
-                      "%s before the peer is marked: %d", ucs_status_string(peer_gone[i]),
-                      (int)ucx_op_status(peer_gone[i], 0));
-        ck_assert_int_eq(ucx_op_status(peer_gone[i], 1), UCOLL_ERR_PEER_FAILED);
-    }
+    for (int is_recv = 0; is_recv <= 1; is_recv++)
+        for (size_t i = 0; i < NGONE; i++) {
+            ck_assert_msg(ucx_op_status(peer_gone[i], is_recv, 0) == UCOLL_ERR_PEER_FAILED,
+                          "%s before the peer is marked: %d", ucs_status_string(peer_gone[i]),
+                          (int)ucx_op_status(peer_gone[i], is_recv, 0));
+            ck_assert_int_eq(ucx_op_status(peer_gone[i], is_recv, 1), UCOLL_ERR_PEER_FAILED);
+        }
 }
 END_TEST
 
 START_TEST(local_error_is_transport_until_the_peer_is_marked)
 {
-    for (size_t i = 0; i < NLOCAL; i++) {
-        ck_assert_int_eq(ucx_op_status(local[i], 0), UCOLL_ERR_TRANSPORT);
-        ck_assert_msg(ucx_op_status(local[i], 1) == UCOLL_ERR_PEER_FAILED,
-                      "%s after the peer is marked: %d", ucs_status_string(local[i]),
-                      (int)ucx_op_status(local[i], 1));
-    }
+    for (int is_recv = 0; is_recv <= 1; is_recv++)
+        for (size_t i = 0; i < NLOCAL; i++) {
+            ck_assert_int_eq(ucx_op_status(local[i], is_recv, 0), UCOLL_ERR_TRANSPORT);
+            ck_assert_msg(ucx_op_status(local[i], is_recv, 1) == UCOLL_ERR_PEER_FAILED,
+                          "%s after the peer is marked: %d", ucs_status_string(local[i]),
+                          (int)ucx_op_status(local[i], is_recv, 1));
+        }
+}
+END_TEST
+
+/* ucoll cancels receives (a round given up, a message that came the other way) but never a
+ * send: UCX cancels a send only when its endpoint failed, possibly before the error handler */
+START_TEST(cancelled_send_is_the_peers)
+{
+    ck_assert_int_eq(ucx_op_status(UCS_ERR_CANCELED, 0, 0), UCOLL_ERR_PEER_FAILED);
+    ck_assert_int_eq(ucx_op_status(UCS_ERR_CANCELED, 0, 1), UCOLL_ERR_PEER_FAILED);
+    ck_assert_int_eq(ucx_op_status(UCS_ERR_CANCELED, 1, 0), UCOLL_ERR_TRANSPORT);
+    ck_assert_int_eq(ucx_op_status(UCS_ERR_CANCELED, 1, 1), UCOLL_ERR_PEER_FAILED);
 }
 END_TEST
 
 START_TEST(own_meanings_stay)
 {
-    for (int failed = 0; failed <= 1; failed++) {
-        ck_assert_int_eq(ucx_op_status(UCS_OK, failed), UCOLL_OK);
-        ck_assert_int_eq(ucx_op_status(UCS_ERR_MESSAGE_TRUNCATED, failed), UCOLL_ERR_TRUNCATED);
-        ck_assert_int_eq(ucx_op_status(UCS_ERR_NO_MEMORY, failed), UCOLL_ERR_NO_MEMORY);
-        ck_assert_int_eq(ucx_op_status(UCS_ERR_TIMED_OUT, failed), UCOLL_ERR_TIMED_OUT);
-    }
+    for (int is_recv = 0; is_recv <= 1; is_recv++)
+        for (int failed = 0; failed <= 1; failed++) {
+            ck_assert_int_eq(ucx_op_status(UCS_OK, is_recv, failed), UCOLL_OK);
+            ck_assert_int_eq(ucx_op_status(UCS_ERR_MESSAGE_TRUNCATED, is_recv, failed),
+                             UCOLL_ERR_TRUNCATED);
+            ck_assert_int_eq(ucx_op_status(UCS_ERR_NO_MEMORY, is_recv, failed),
+                             UCOLL_ERR_NO_MEMORY);
+            ck_assert_int_eq(ucx_op_status(UCS_ERR_TIMED_OUT, is_recv, failed),
+                             UCOLL_ERR_TIMED_OUT);
+        }
 }
 END_TEST
 
@@ -87,6 +104,7 @@ int main(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, peer_gone_is_peer_failed);
     tcase_add_test(tc, local_error_is_transport_until_the_peer_is_marked);
+    tcase_add_test(tc, cancelled_send_is_the_peers);
     tcase_add_test(tc, own_meanings_stay);
     tcase_add_test(tc, general_mapping);
     suite_add_tcase(s, tc);
