@@ -141,3 +141,13 @@ ucoll_launch() {
     fi
     [ -z "$LAUNCH_NOTE" ]
 }
+
+# ucoll_shm_reports LOG: the on-host channel counts that the ranks of a launch printed at
+# finalize (UCOLL_TEST_SHM_COUNTS), as lines "RANK SENT RECEIVED", one per rank, by rank.
+# mpirun forwards every rank's stdout and stderr into the log in pieces that need not end at a
+# line's end (UCX writes its warnings to stdout, cut anywhere), so a report, written to stderr
+# in one piece, may follow another rank's unfinished line: it is looked for anywhere in a line.
+ucoll_shm_reports() {
+    grep -oE 'ucoll: rank [0-9]+ shm sent [0-9]+ received [0-9]+ ' "$1" |
+        awk '{ print $3, $6, $8 }' | sort -n -u -k1,1
+}

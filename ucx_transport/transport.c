@@ -10,6 +10,7 @@
 #include "transport.h"
 
 #include "shm.h"
+#include "ucx_status.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -71,29 +72,6 @@ static double tp_clock(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static ucoll_status_t from_ucs(ucs_status_t status)
-{
-    switch (status) {
-    case UCS_OK:
-        return UCOLL_OK;
-    case UCS_INPROGRESS:
-        return UCOLL_INPROGRESS;
-    case UCS_ERR_NO_MEMORY:
-        return UCOLL_ERR_NO_MEMORY;
-    case UCS_ERR_MESSAGE_TRUNCATED:
-        return UCOLL_ERR_TRUNCATED;
-    case UCS_ERR_CONNECTION_RESET:
-    case UCS_ERR_ENDPOINT_TIMEOUT:
-    case UCS_ERR_UNREACHABLE:
-    case UCS_ERR_REJECTED:
-        return UCOLL_ERR_PEER_FAILED;
-    case UCS_ERR_TIMED_OUT:
-        return UCOLL_ERR_TIMED_OUT;
-    default:
-        return UCOLL_ERR_TRANSPORT;
-    }
 }
 
 /* CPUs of this host, not of this process: a launcher that binds every rank to a core of its
@@ -414,11 +392,18 @@ void tp_destroy(tp_ctx_t *tp)
     free(tp);
 }
 
+/* 1 if the peer of op is marked failed (by ep_error_cb or a liveness probe) */
+static int op_peer_failed(const tp_op_t *op)
+{
+    const tp_ctx_t *tp = op->tp;
+    return tp->peers[op->peer].failed;
+}
+
 static void send_cb(void *request, ucs_status_t status, void *user_data)
 {
     tp_op_t *op = user_data;
     (void)request;
-    op->status = from_ucs(status);
+    op->status = ucx_op_status(status, op->is_recv, op_peer_failed(op));
     op->done = 1;
 }
 
@@ -427,7 +412,7 @@ static void recv_cb(void *request, ucs_status_t status, const ucp_tag_recv_info_
 {
     tp_op_t *op = user_data;
     (void)request;
-    op->status = from_ucs(status);
+    op->status = ucx_op_status(status, op->is_recv, op_peer_failed(op));
     if (status == UCS_OK &&
         (info->length != op->expected || ((info->sender_tag ^ op->tag) & op->checked) != 0))
         op->status = UCOLL_ERR_TRUNCATED;
@@ -506,7 +491,7 @@ static ucoll_status_t finish_post(tp_op_t *op, ucs_status_ptr_t req)
         return op->status;
     }
     if (UCS_PTR_IS_ERR(req)) {
-        op->status = from_ucs(UCS_PTR_STATUS(req));
+        op->status = ucx_op_status(UCS_PTR_STATUS(req), op->is_recv, op_peer_failed(op));
         op->done = 1;
         return op->status;
     }
@@ -720,7 +705,7 @@ ucoll_status_t tp_mem_map(tp_ctx_t *tp, void *addr, size_t len, void **memh)
     mp.length = len;
     ucs_status_t st = ucp_mem_map(mem_context(tp), &mp, &h);
     if (st != UCS_OK)
-        return from_ucs(st);
+        return ucx_status(st);
     *memh = h;
     return UCOLL_OK;
 }

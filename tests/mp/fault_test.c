@@ -15,7 +15,12 @@
  *            the loop and its handler raises SIGKILL, wherever the victim is (usually inside a
  *            blocking or nonblocking collective, sometimes between two)
  *   (--mode forces one, and also offers stop: like before, but raise(SIGSTOP): a rank that
- *   hangs instead of dying, whose connections stay open, so the survivors can only time out)
+ *   hangs instead of dying, whose connections stay open, so the survivors can only time out;
+ *   and gone: rank 0 dies once every rank is through the first barrier, and each survivor
+ *   waits until its process is gone before it starts an allreduce of 32 Ki elements: its first
+ *   sends to the dead rank are posted before anything noticed the death, and UCX fails some
+ *   of them itself (with UCX 1.13's shared memory, a send that needs a segment of the dead
+ *   rank's it has not attached yet; here that is most often one of rank 0's))
  * The loop issues collectives of every kind (exscan, scan, reduce, allreduce, bcast, barrier),
  * blocking and in batches of 1..3 nonblocking ones, with counts skewed to small (up to 32 Ki
  * elements of up to 8 bytes), and checks every result that succeeds against a local reference.
@@ -33,6 +38,7 @@
  */
 #include <ucoll.h>
 
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
@@ -81,9 +87,10 @@ enum {
     MODE_TIMER,
     NRANDOM_MODES,
     MODE_STOP = NRANDOM_MODES,
+    MODE_GONE,
     NMODES
 };
-static const char *const mode_names[NMODES] = {"before", "nonblocking", "timer", "stop"};
+static const char *const mode_names[NMODES] = {"before", "nonblocking", "timer", "stop", "gone"};
 
 static int victim_fd = -1;
 static int victim_rank, victim_mode;
@@ -353,6 +360,53 @@ static void op_release(op_t *o)
 
 /* ---------------------------------------------------------------- main */
 
+/* waits (at most 10 s) until the process whose id is in file `path` has ended: gone, or a
+ * zombie that its parent has yet to reap */
+static void wait_until_gone(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    long pid = 0;
+    if (f == NULL || fscanf(f, "%ld", &pid) != 1 || pid <= 0) {
+        fprintf(stderr, "fault_test: no process id in %s\n", path);
+        exit(1);
+    }
+    fclose(f);
+    char stat_path[64];
+    snprintf(stat_path, sizeof(stat_path), "/proc/%ld/stat", pid);
+    const double give_up = now_real() + 10.0;
+    while (now_real() < give_up) {
+        if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
+            return;
+        char buf[256] = "";
+        FILE *s = fopen(stat_path, "r");
+        if (s != NULL) {
+            size_t n = fread(buf, 1, sizeof(buf) - 1, s);
+            fclose(s);
+            buf[n] = '\0';
+            const char *paren = strrchr(buf, ')'); /* "pid (comm) S ..." */
+            if (paren != NULL && paren[1] == ' ' && paren[2] == 'Z')
+                return;
+        }
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* 1 once file `path` exists; 0 if it does not within 10 s */
+static int wait_for_file(const char *path)
+{
+    const double give_up = now_real() + 10.0;
+    while (access(path, F_OK) != 0) {
+        if (now_real() > give_up) {
+            fprintf(stderr, "fault_test: no %s after 10 s\n", path);
+            return 0;
+        }
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    return 1;
+}
+
 static const char *status_name(ucoll_status_t st)
 {
     switch (st) {
@@ -385,7 +439,7 @@ static const char *status_name(ucoll_status_t st)
 static void usage(void)
 {
     fprintf(stderr, "usage: fault_test --seed S --dir DIR [--iters N] [--max-delay-ms MS] "
-                    "[--mode before|nonblocking|timer|stop]\n");
+                    "[--mode before|nonblocking|timer|stop|gone]\n");
     exit(2);
 }
 
@@ -449,6 +503,8 @@ int main(int argc, char **argv)
     const long delay_us = (long)rng_below((uint64_t)max_delay_ms * 1000);
     if (force_mode >= 0)
         victim_mode = force_mode;
+    if (victim_mode == MODE_GONE)
+        victim_rank = 0;
     const int victim = rank == victim_rank;
     if (victim) {
         snprintf(path, sizeof(path), "%s/victim", dir);
@@ -463,6 +519,25 @@ int main(int argc, char **argv)
     if ((st = ucoll_barrier(world)) != UCOLL_OK) {
         fprintf(stderr, "fault_test: rank %d: first barrier: %s\n", rank, ucoll_strerror(st));
         return 1;
+    }
+    if (victim_mode == MODE_GONE) {
+        /* the victim dies once every survivor is through the barrier */
+        if (victim) {
+            for (int r = 0; r < size; r++) {
+                snprintf(path, sizeof(path), "%s/ready-%d", dir, r);
+                if (r != rank && !wait_for_file(path))
+                    return 1;
+            }
+            die_now();
+        }
+        snprintf(path, sizeof(path), "%s/ready-%d", dir, rank);
+        FILE *rf = fopen(path, "w");
+        if (rf == NULL || fclose(rf) != 0) {
+            perror(path);
+            return 1;
+        }
+        snprintf(path, sizeof(path), "%s/pid-%d", dir, victim_rank);
+        wait_until_gone(path);
     }
     if (victim && victim_mode == MODE_TIMER) {
         struct sigaction sa;
@@ -492,8 +567,13 @@ int main(int argc, char **argv)
         int batch = nonblocking ? 1 + (int)rng_below(MAX_BATCH) : 1;
         const int nb_iter = victim_mode == MODE_NONBLOCKING && it == kill_iter;
         const int nb_kill = victim && nb_iter;
+        const int gone_iter = victim_mode == MODE_GONE && it == 0;
         if (nb_iter) { /* every rank: one nonblocking allreduce, which the victim half does */
             nonblocking = 1;
+            batch = 1;
+        }
+        if (gone_iter) {
+            nonblocking = 0;
             batch = 1;
         }
         for (int b = 0; b < batch; b++) {
@@ -501,6 +581,10 @@ int main(int argc, char **argv)
             if (nb_iter) {
                 ops[b].coll = C_ALLREDUCE;
                 ops[b].count = 1 + ops[b].count % 4096;
+            }
+            if (gone_iter) { /* segmented, rendezvous messages: through UCX, not the rings */
+                ops[b].coll = C_ALLREDUCE;
+                ops[b].count = 32 * 1024;
             }
             op_prepare(&ops[b], rank);
         }

@@ -12,6 +12,9 @@
 # hangs, with its connections open, so the survivors can only time out (UCOLL_ERR_TIMED_OUT),
 # in their collective and again in ucoll_finalize; once they have all finished (or TIMEOUT + 10
 # s after the stop) the script kills the victim, so that mpirun can end.
+# --gone G more launches (default 2) kill the victim right after the first barrier and let the
+# survivors start only once its process is gone: their first sends to it are posted before
+# anything noticed the death, so UCX fails them itself (PEER_FAILED all the same).
 # Prints one line per launch and a last line "fault np=N: ... verdict: PASS|FAIL"; exits 0 only
 # on PASS. Records and logs stay in a directory under /tmp (printed).
 #
@@ -33,17 +36,19 @@
 #                              A stopped process (--stop) is noticed by neither: only
 #                              UCOLL_TIMEOUT ends the wait.
 #
-# Usage: run_fault.sh [--np N] [--reps R] [--stop S] [--seed S] [--timeout T] [--bin PROGRAM]
-#   defaults: N=4, R=20, S=1, seed 1 (launch i uses seed+i), T=5, PROGRAM=tests/mp/fault_test
-#   (relative to the current directory, else next to this script)
+# Usage: run_fault.sh [--np N] [--reps R] [--stop S] [--gone G] [--seed S] [--timeout T]
+#                     [--bin PROGRAM]
+#   defaults: N=4, R=20, S=1, G=2, seed 1 (launch i uses seed+i), T=5,
+#   PROGRAM=tests/mp/fault_test (relative to the current directory, else next to this script)
 set -uo pipefail
 
-np=4 reps=20 stops=1 seed=1 timeout=5 bin=""
+np=4 reps=20 stops=1 gones=2 seed=1 timeout=5 bin=""
 while [ $# -gt 0 ]; do
     case $1 in
     --np) np=$2; shift 2 ;;
     --reps) reps=$2; shift 2 ;;
     --stop) stops=$2; shift 2 ;;
+    --gone) gones=$2; shift 2 ;;
     --seed) seed=$2; shift 2 ;;
     --timeout) timeout=$2; shift 2 ;;
     --bin) bin=$2; shift 2 ;;
@@ -53,13 +58,14 @@ while [ $# -gt 0 ]; do
         ;;
     esac
 done
-case $np$reps$stops in
+case $np$reps$stops$gones in
 *[!0-9]*)
-    echo "run_fault.sh: --np, --reps and --stop take numbers" >&2
+    echo "run_fault.sh: --np, --reps, --stop and --gone take numbers" >&2
     exit 2
     ;;
 esac
-if [ "$np" -lt 2 ] || [ $((reps + stops)) -lt 1 ]; then
+launches=$((reps + stops + gones))
+if [ "$np" -lt 2 ] || [ "$launches" -lt 1 ]; then
     echo "run_fault.sh: needs --np >= 2 and at least one launch" >&2
     exit 2
 fi
@@ -91,17 +97,18 @@ done
 # the launches run in sessions of their own: if this script is stopped, stop the current one
 pid=""
 trap '[ -z "$pid" ] || kill -KILL -- "-$pid" 2>/dev/null; exit 143' TERM INT
-for ((i = 0; i < reps + stops; i++)); do
+for ((i = 0; i < launches; i++)); do
     s=$((seed + i))
     mode=()
     [ "$i" -lt "$reps" ] || mode=(--mode stop)
-    d="$work/np$np-seed$s${mode[*]:+-stop}"
+    [ "$i" -lt $((reps + stops)) ] || mode=(--mode gone)
+    d="$work/np$np-seed$s${mode[1]:+-${mode[1]}}"
     mkdir -p "$d"
     t0=$(date +%s.%N)
     setsid timeout -k 5 "$limit" mpirun -np "$np" --enable-recovery "${fwd[@]}" \
         "$bin" --seed "$s" --dir "$d" "${mode[@]}" >"$d/log" 2>&1 </dev/null &
     pid=$!
-    if [ "${#mode[@]}" -gt 0 ]; then
+    if [ "${mode[1]:-}" = stop ]; then
         # the stopped victim is killed once every survivor is through ucoll_finalize
         stopped_at=""
         while kill -0 "$pid" 2>/dev/null; do
@@ -208,7 +215,7 @@ IFS='|' read -r bad mode_list survivors max_detect max_call max_fin max_launch <
 verdict=PASS
 [ "$bad" = 0 ] || verdict=FAIL
 echo "records and logs: $work"
-echo "fault np=$np: $((reps + stops)) launches (victim modes$mode_list), $bad failed;" \
+echo "fault np=$np: $launches launches (victim modes$mode_list), $bad failed;" \
     "survivors: $survivors" \
     "(UCOLL_TIMEOUT=$timeout, bound ${bound} s); max detection ${max_detect} s after the kill," \
     "max failing call ${max_call} s, max finalize ${max_fin} s, max launch ${max_launch} s;" \
