@@ -382,6 +382,9 @@ run_job "fault: SIGKILL of a rank, np=6 as 2 hosts" none 500 "UCOLL_TEST_HOSTS=2
 run_job "badinput np=4" 4 300 "UCOLL_TIMEOUT=3 UCOLL_TEST_SHM_COUNTS=1" tests/mp/badinput_test
 # its counts across the on-host channel's size limit need the channel in use
 shm_counts_check "badinput np=4" 4 some
+# overlap: nonblocking collectives waited for after 3 s of computation, UCOLL_TIMEOUT=2 (set by
+# the program): time outside ucoll is no timeout
+run_job "overlap np=3" 3 120 "" tests/mp/overlap_test --expect-size 3
 run_job "stress np=8: $stress_ops calls" 8 1200 "" \
     tests/mp/stress_test --expect-size 8 --ops "$stress_ops" --warmup-ops "$stress_warm" \
     "${MP_ALGS[@]}"
