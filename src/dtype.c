@@ -19,6 +19,7 @@
  * NULL buffers are fine then.
  */
 #include "dtype.h"
+#include "guard.h"
 
 #include <stdatomic.h>
 #include <stdint.h>
@@ -173,6 +174,7 @@ typedef struct {
     void *arg;
     int commutative;
     double gamma_ns; /* stated cost per byte of one application; < 0: not stated */
+    unsigned users;  /* requests not yet freed that refer to it: it cannot be freed */
 } user_op_t;
 
 static user_op_t user_ops[UCOLL_MAX_USER_OPS];
@@ -208,6 +210,8 @@ static int user_op_get(ucoll_op_t op, user_op_t *out)
 UCOLL_EXPORT ucoll_status_t ucoll_op_create(ucoll_user_fn_t fn, void *arg, int commutative,
                                             ucoll_op_t *op)
 {
+    if (guard_check() != UCOLL_OK)
+        return UCOLL_ERR_STATE;
     if (fn == NULL || op == NULL)
         return UCOLL_ERR_INVALID_ARG;
     ucoll_status_t status = UCOLL_ERR_NO_MEMORY;
@@ -229,12 +233,16 @@ UCOLL_EXPORT ucoll_status_t ucoll_op_create(ucoll_user_fn_t fn, void *arg, int c
 
 UCOLL_EXPORT ucoll_status_t ucoll_op_free(ucoll_op_t op)
 {
+    if (guard_check() != UCOLL_OK)
+        return UCOLL_ERR_STATE;
     if (op < UCOLL_USER_OP_BASE || op - UCOLL_USER_OP_BASE >= UCOLL_MAX_USER_OPS)
         return UCOLL_ERR_INVALID_ARG; /* predefined or never a user handle */
     ucoll_status_t status = UCOLL_ERR_INVALID_ARG;
     lock();
     user_op_t *u = &user_ops[op - UCOLL_USER_OP_BASE];
-    if (u->fn != NULL) {
+    if (u->fn != NULL && u->users > 0) {
+        status = UCOLL_ERR_STATE; /* a request would apply a freed op, or its successor */
+    } else if (u->fn != NULL) {
         memset(u, 0, sizeof(*u));
         status = UCOLL_OK;
     }
@@ -244,6 +252,8 @@ UCOLL_EXPORT ucoll_status_t ucoll_op_free(ucoll_op_t op)
 
 UCOLL_EXPORT ucoll_status_t ucoll_op_set_cost(ucoll_op_t op, double ns_per_byte)
 {
+    if (guard_check() != UCOLL_OK)
+        return UCOLL_ERR_STATE;
     if (op < UCOLL_USER_OP_BASE || op - UCOLL_USER_OP_BASE >= UCOLL_MAX_USER_OPS ||
         !(ns_per_byte >= 0))
         return UCOLL_ERR_INVALID_ARG;
@@ -256,6 +266,28 @@ UCOLL_EXPORT ucoll_status_t ucoll_op_set_cost(ucoll_op_t op, double ns_per_byte)
     }
     unlock();
     return status;
+}
+
+/* adds delta to the users of a live user op; predefined and unknown ops have none */
+static void user_op_users_add(ucoll_op_t op, int delta)
+{
+    if (op < UCOLL_USER_OP_BASE || op - UCOLL_USER_OP_BASE >= UCOLL_MAX_USER_OPS)
+        return;
+    lock();
+    user_op_t *u = &user_ops[op - UCOLL_USER_OP_BASE];
+    if (u->fn != NULL)
+        u->users += (unsigned)delta;
+    unlock();
+}
+
+void op_hold(ucoll_op_t op)
+{
+    user_op_users_add(op, 1);
+}
+
+void op_release(ucoll_op_t op)
+{
+    user_op_users_add(op, -1);
 }
 
 double op_stated_gamma(ucoll_op_t op)
@@ -320,6 +352,9 @@ void op_apply(ucoll_op_t op, ucoll_dtype_t dtype, const void *in, void *inout, s
         return;
     }
     user_op_t u;
-    if (user_op_get(op, &u) == 0)
+    if (user_op_get(op, &u) == 0) {
+        guard_enter_user_fn(); /* ucoll calls from inside it are refused, not re-entered */
         u.fn(in, inout, count, dtype, u.arg);
+        guard_leave_user_fn();
+    }
 }

@@ -10,6 +10,7 @@
 #include "alg/alg.h"
 #include "alg/cost.h"
 #include "dtype.h"
+#include "guard.h"
 #include "sched.h"
 #include "ucoll.h"
 
@@ -111,6 +112,7 @@ struct ucoll_request {
     int persistent; /* from *_init: kept after completion */
     int active;     /* started and not yet completed */
     int blocking;   /* the comm's reusable request */
+    int op_held;    /* op_hold was called for op (released by ucoll_request_free) */
     ucoll_status_t status;
     /* arguments */
     const void *sendbuf;
@@ -141,7 +143,7 @@ struct ucoll_request {
     void *memh[SCHED_NBUFS];
     tp_chunk_t *chunk[SCHED_NBUFS];
     void *user_memh[SCHED_NBUFS]; /* persistent: the user's IN/OUT registered once */
-    double deadline; /* UCOLL_TIMEOUT: moved on by progress and by time spent outside ucoll */
+    double deadline;      /* UCOLL_TIMEOUT: moved on by progress and by time spent outside ucoll */
     unsigned probe_epoch; /* tp_probe_epoch when this request last ran tp_check_crossed */
     struct ucoll_request *next_active;
     struct ucoll_request *next_live; /* every request the user holds (coll.c) */
