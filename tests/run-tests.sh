@@ -385,6 +385,8 @@ shm_counts_check "badinput np=4" 4 some
 # overlap: nonblocking collectives waited for after 3 s of computation, UCOLL_TIMEOUT=2 (set by
 # the program): time outside ucoll is no timeout
 run_job "overlap np=3" 3 120 "" tests/mp/overlap_test --expect-size 3
+# config: malformed UCOLL_* values make ucoll_init fail with a message naming the variable
+run_job "config_test (no launcher)" none 120 "" tests/mp/config_test
 run_job "stress np=8: $stress_ops calls" 8 1200 "" \
     tests/mp/stress_test --expect-size 8 --ops "$stress_ops" --warmup-ops "$stress_warm" \
     "${MP_ALGS[@]}"
