@@ -14,8 +14,8 @@
  *   compute, so the loops vectorise without -ffast-math.
  * - LAND, LOR, LXOR give 0 or 1 (any non-zero value is true); BAND, BOR, BXOR act on the bits.
  *   Neither is defined for FLOAT32/FLOAT64 (op_check gives UCOLL_ERR_INVALID_ARG).
- * Buffers must be aligned for the dtype and `in` must not overlap `inout` (the kernels take
- * restrict pointers). op_apply with count 0 touches nothing and calls no user function, so
+ * Buffers need no alignment; `in` must not overlap `inout` (the kernels take restrict
+ * pointers). op_apply with count 0 touches nothing and calls no user function, so
  * NULL buffers are fine then.
  */
 #include "dtype.h"
@@ -91,11 +91,17 @@ typedef void (*kernel_fn)(const void *in, void *inout, size_t count);
 #define KERNEL_ATTR
 #endif
 
+/* Elements are accessed through a version of T aligned to 1 byte (and allowed to alias):
+ * buffers need no alignment (a plain T* to an unaligned address is undefined behaviour), and
+ * the loops still vectorise, with unaligned vector loads and stores, as with T* accesses.
+ * (memcpy per element vectorised too, but GCC 12 turned float MIN/MAX into compare-and-blend
+ * instead of minps/maxps.) */
 #define KERNEL(NAME, T, W, EXPR)                                                                   \
     KERNEL_ATTR static void k_##NAME(const void *restrict vin, void *restrict vinout, size_t n)    \
     {                                                                                              \
-        const T *restrict in = vin;                                                                \
-        T *restrict inout = vinout;                                                                \
+        typedef T __attribute__((aligned(1), may_alias)) elem_t;                                   \
+        const elem_t *restrict in = vin;                                                           \
+        elem_t *restrict inout = vinout;                                                           \
         for (size_t i = 0; i < n; i++) {                                                           \
             const T a = in[i];                                                                     \
             const T b = inout[i];                                                                  \
