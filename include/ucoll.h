@@ -21,13 +21,14 @@
  *   UCOLL_ERR_INVALID_ARG. Adjacent buffers are fine.
  * - Buffers need no alignment for their dtype (a user op is handed the caller's addresses,
  *   aligned or not).
- * - A user op must not call ucoll: every call made from inside one returns UCOLL_ERR_STATE.
+ * - A user op must not call ucoll: every call made from inside one that returns a status
+ *   returns UCOLL_ERR_STATE (ucoll_comm_rank, ucoll_comm_size, ucoll_strerror still answer).
  *   ucoll_op_free of a user op that a request not yet freed with ucoll_request_free refers
  *   to (persistent or nonblocking, active or complete) returns UCOLL_ERR_STATE; the request
  *   keeps working with it.
  * - fork: a child of a process that called ucoll_init cannot use ucoll (its connections and
- *   shared-memory rings are the parent's): every call there returns UCOLL_ERR_STATE and
- *   touches nothing, ucoll_finalize included. The parent goes on unaffected.
+ *   shared-memory rings are the parent's): every call there that returns a status returns
+ *   UCOLL_ERR_STATE and touches nothing, ucoll_finalize included. The parent goes on unaffected.
  *
  * - Logical ops (LAND, LOR, LXOR) give 0 or 1 wherever two operands were combined; where a
  *   result is one rank's own input (scan at rank 0, exscan at rank 1, a 1-rank reduce) it is

@@ -153,6 +153,22 @@ ucoll_status_t exec_prepare(ucoll_request_t *req)
     return UCOLL_OK;
 }
 
+/* UCOLL_TIMEOUT counts only time spent inside ucoll: a gap between two progress passes longer
+ * than this was spent by the caller (computing between a post and its wait), and every active
+ * request's deadline moves on by it */
+#define OUTSIDE_GAP_S 0.05
+
+static void credit_time_outside(ucoll_ctx_t *ctx)
+{
+    const double t = now_seconds();
+    const double gap = t - ctx->last_pass;
+    if (ctx->last_pass > 0 && gap > OUTSIDE_GAP_S)
+        for (ucoll_request_t *r = ctx->active; r != NULL; r = r->next_active)
+            if (r->deadline > 0)
+                r->deadline += gap;
+    ctx->last_pass = t;
+}
+
 ucoll_status_t exec_start(ucoll_request_t *req)
 {
     ucoll_comm_t *comm = req->comm;
@@ -180,6 +196,7 @@ ucoll_status_t exec_start(ucoll_request_t *req)
     req->posted = 0;
     req->status = UCOLL_INPROGRESS;
     req->active = 1;
+    credit_time_outside(ctx); /* before req joins: the time before its start is not its own */
     req->deadline = ctx->cfg.timeout_s > 0 ? now_seconds() + ctx->cfg.timeout_s : 0;
     req->next_active = ctx->active;
     ctx->active = req;
@@ -418,22 +435,6 @@ ucoll_status_t exec_advance(ucoll_request_t *req)
         req->pc++;
     }
     return finish(req, UCOLL_OK);
-}
-
-/* UCOLL_TIMEOUT counts only time spent inside ucoll: a gap between two progress passes longer
- * than this was spent by the caller (computing between a post and its wait), and every active
- * request's deadline moves on by it */
-#define OUTSIDE_GAP_S 0.05
-
-static void credit_time_outside(ucoll_ctx_t *ctx)
-{
-    const double t = now_seconds();
-    const double gap = t - ctx->last_pass;
-    if (ctx->last_pass > 0 && gap > OUTSIDE_GAP_S)
-        for (ucoll_request_t *r = ctx->active; r != NULL; r = r->next_active)
-            if (r->deadline > 0)
-                r->deadline += gap;
-    ctx->last_pass = t;
 }
 
 /* one transport progress pass, then every active request of ctx but `skip` advances */

@@ -15,6 +15,18 @@
  * Root-only errors (reduce with a NULL recvbuf at the root) run on 1-rank communicators from
  * ucoll_comm_split, where every member is the root.
  *
+ * Misuse (every rank alike): send and receive buffers that overlap without UCOLL_IN_PLACE
+ * (equal, or shifted by 1 or 3 elements either way) in exscan, scan and allreduce, and in
+ * reduce at the root of a 1-rank communicator, each form: UCOLL_ERR_INVALID_ARG with every
+ * byte unchanged; adjacent buffers, and a reduce whose non-roots pass recvbuf == sendbuf (not
+ * used there), succeed with the right result. ucoll_op_free of a user op that a persistent or
+ * nonblocking request not yet freed uses: UCOLL_ERR_STATE, and the request still applies it
+ * (no new op takes its handle); once the request is freed, the op frees. A user op that calls
+ * ucoll (collectives, nonblocking and persistent forms, split, set_algorithm, op_create,
+ * finalize, init): every call gives UCOLL_ERR_STATE and the outer collective is right. A forked
+ * child calls collectives, split, op_create, finalize and init: each UCOLL_ERR_STATE, nothing
+ * written through its arguments; the parents' next allreduce is right.
+ *
  * Mismatched counts (the one case where ranks disagree): a bcast where rank 1's count is
  * smaller, then larger, than the root's (twice: once both messages small, once on either side
  * of the on-host channel's 4096-byte limit, so that the message comes through the channel the

@@ -7,6 +7,12 @@
  *   - iallreduce (int64 sum of rank + 1 + i over 5 elements), then ucoll_wait;
  *   - iallreduce again, then ucoll_test until it is no longer INPROGRESS;
  *   - a persistent allreduce started, then ucoll_wait, twice.
+ * And the other side: time outside ucoll is not credited to a collective that starts later.
+ * After a barrier every rank computes 3 s and enters a blocking allreduce, rank 0 only 4 s
+ * later still: the others must give up with UCOLL_ERR_TIMED_OUT (2 s after they entered; had
+ * their 3 s outside been added to the timeout they would have waited for rank 0 and
+ * succeeded), and so must rank 0, which finds nobody. 13 s after the barrier every rank runs
+ * one more allreduce, which must be right.
  * Usage: overlap_test --expect-size N. Output: FAIL lines, then
  * "overlap np=N: C checks, F failed; verdict: PASS|FAIL" on rank 0. Exit 0 only without failure.
  */
@@ -34,11 +40,23 @@ static void check(int ok, const char *what, long got, long want)
     }
 }
 
-static void compute(void)
+static void sleep_s(double s)
 {
-    struct timespec ts = {COMPUTE_S, 0};
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
     while (nanosleep(&ts, &ts) != 0)
         ;
+}
+
+static void compute(void)
+{
+    sleep_s(COMPUTE_S);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 static void check_sum(const char *what, const int64_t *out, int size)
@@ -113,6 +131,27 @@ int main(int argc, char **argv)
         check_sum("persistent allreduce: result", out, size);
     }
     check(ucoll_request_free(req) == UCOLL_OK, "request_free", 0, 0);
+
+    /* a late rank 0: nothing of the others' 3 s outside ucoll extends their timeout */
+    st = ucoll_barrier(w);
+    check(st == UCOLL_OK, "barrier before the late allreduce", st, UCOLL_OK);
+    const double t0 = now_s();
+    compute();
+    if (g_rank == 0)
+        sleep_s(4);
+    fill(in, out);
+    st = ucoll_allreduce(w, in, out, COUNT, UCOLL_INT64, UCOLL_OP_SUM);
+    check(st == UCOLL_ERR_TIMED_OUT,
+          g_rank == 0 ? "allreduce entered 4 s after the others: status"
+                      : "allreduce whose rank 0 comes 4 s late, after 3 s outside ucoll: status",
+          st, UCOLL_ERR_TIMED_OUT);
+    const double resync = t0 + 13 - now_s();
+    if (resync > 0)
+        sleep_s(resync);
+    fill(in, out);
+    st = ucoll_allreduce(w, in, out, COUNT, UCOLL_INT64, UCOLL_OP_SUM);
+    check(st == UCOLL_OK, "allreduce after the timed-out one", st, UCOLL_OK);
+    check_sum("allreduce after the timed-out one: result", out, size);
 
     /* every rank's failures */
     int64_t f = n_failed, total = -1;
