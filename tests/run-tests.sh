@@ -493,6 +493,10 @@ if ucoll_san_build "$PWD" "$SAN_DIR" "$LOGDIR/asan-build.log"; then
         run_job "asan+ubsan: mp_test np=3" 3 900 "$UCOLL_SAN_ENVS" \
             "$SAN_MP" "${MP_ALGS[@]}" --expect-size 3
     fi
+    # the misuse cases of the bad-input matrix (overlapping buffers, an op freed in use, ucoll
+    # called from a user op and from a forked child)
+    run_job "asan+ubsan: badinput misuse np=3" 3 600 "$UCOLL_SAN_ENVS UCOLL_TIMEOUT=10" \
+        "$SAN_DIR/obj/tests/mp/badinput_test" --only-misuse
 else
     fail "asan+ubsan build (tests/sanitize.sh) in $SAN_DIR" "$LOGDIR/asan-build.log"
 fi
