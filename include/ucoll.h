@@ -16,6 +16,19 @@
  *   are used only for commutative ops; a non-commutative op is routed to an order-preserving
  *   algorithm whatever algorithm is selected.
  * - UCOLL_IN_PLACE as sendbuf: the input is taken from recvbuf (for reduce: at the root).
+ *   Otherwise sendbuf and recvbuf must not overlap: each spans count * element size bytes
+ *   (reduce's recvbuf only at the root; bcast has one buffer); any overlapping byte is
+ *   UCOLL_ERR_INVALID_ARG. Adjacent buffers are fine.
+ * - Buffers need no alignment for their dtype (a user op is handed the caller's addresses,
+ *   aligned or not).
+ * - A user op must not call ucoll: every call made from inside one that returns a status
+ *   returns UCOLL_ERR_STATE (ucoll_comm_rank, ucoll_comm_size, ucoll_strerror still answer).
+ *   ucoll_op_free of a user op that a request not yet freed with ucoll_request_free refers
+ *   to (persistent or nonblocking, active or complete) returns UCOLL_ERR_STATE; the request
+ *   keeps working with it.
+ * - fork: a child of a process that called ucoll_init cannot use ucoll (its connections and
+ *   shared-memory rings are the parent's): every call there that returns a status returns
+ *   UCOLL_ERR_STATE and touches nothing, ucoll_finalize included. The parent goes on unaffected.
  *
  * - Logical ops (LAND, LOR, LXOR) give 0 or 1 wherever two operands were combined; where a
  *   result is one rank's own input (scan at rank 0, exscan at rank 1, a 1-rank reduce) it is
@@ -37,7 +50,8 @@
  *   communicator works afterwards. Because the check is local, a call that is bad on some
  *   ranks only (a NULL recvbuf at the root alone) leaves the communicator out of step: its
  *   later collectives may fail, time out or deliver wrong data.
- * - UCOLL_ERR_STATE: use after ucoll_finalize or ucoll_comm_free (a freed communicator is
+ * - UCOLL_ERR_STATE: any call from inside a user op or in a forked child (see above), freeing
+ *   a user op a request refers to; use after ucoll_finalize or ucoll_comm_free (a freed communicator is
  *   recognised while it is among the last 1024 freed; older ones are released, and using
  *   them is undefined, as with any freed object), a second ucoll_init or
  *   ucoll_finalize, ucoll_start of a nonblocking or still active request, ucoll_request_free
@@ -52,10 +66,16 @@
  *       `ucx` uses UCX peer error handling for every rank (UCX 1.13 then talks TCP even on one
  *       host), `timeout` none at all. A process that hangs is not noticed: only UCOLL_TIMEOUT
  *       ends the wait.
- *   UCOLL_ERR_TIMED_OUT  the collective did not complete within UCOLL_TIMEOUT seconds
- *       (environment; unset = wait forever), counted from the blocking call, ucoll_i* or
- *       ucoll_start. Without UCOLL_TIMEOUT, a rank that waits for a rank that gave up (after
- *       TRUNCATED, or a TIMED_OUT of its own) or for one that hangs waits forever.
+ *   UCOLL_ERR_TIMED_OUT  the collective made no progress for UCOLL_TIMEOUT seconds
+ *       (environment; unset or inf = wait forever) of time spent inside ucoll: the clock
+ *       starts at the blocking call, ucoll_i* or ucoll_start, starts again whenever a round
+ *       of its schedule completes, and stops while the caller is outside ucoll. So a blocking
+ *       call gives up after UCOLL_TIMEOUT seconds without progress; a nonblocking or
+ *       persistent one is charged only the time spent in ucoll_wait, ucoll_test and other
+ *       ucoll calls, so computing between the post and the wait costs nothing, and a request
+ *       whose messages arrived completes with UCOLL_OK however late it is waited for.
+ *       Without UCOLL_TIMEOUT, a rank that waits for a rank that gave up (after TRUNCATED, or
+ *       a TIMED_OUT of its own) or for one that hangs waits forever.
  *   UCOLL_ERR_TRUNCATED  a message of another length than expected arrived: the ranks passed
  *       different counts or dtypes. The rank that receives it reports it; ranks that depend
  *       on that rank time out (UCOLL_TIMEOUT), and ranks that got all they needed return
@@ -144,6 +164,8 @@ typedef void (*ucoll_user_fn_t)(const void *in, void *inout, size_t count, ucoll
  * op (commutative == 0) is never reordered. Ops are process-local handles: create them in the
  * same order on every rank. */
 ucoll_status_t ucoll_op_create(ucoll_user_fn_t fn, void *arg, int commutative, ucoll_op_t *op);
+/* UCOLL_ERR_STATE while a request not yet freed refers to op; INVALID_ARG if op is no live
+ * user op */
 ucoll_status_t ucoll_op_free(ucoll_op_t op);
 /* States the cost of one application of a user op, in nanoseconds per byte of the vector, for
  * the cost model of `auto` (README, "Algorithm choice"). Without it the cost is measured once

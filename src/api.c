@@ -4,6 +4,8 @@
  */
 #include "ucoll_int.h"
 
+#include <ctype.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +14,23 @@
 #include <unistd.h>
 
 static ucoll_ctx_t *g_ctx; /* the one live context of this process */
+
+/* the process that initialised ucoll: a forked child shares its rings and endpoints, so every
+ * call there is refused (the fork handler marks the child; the calls here also compare pids,
+ * which covers a child made without fork handlers) */
+static pid_t g_init_pid;
+
+static void mark_forked_child(void)
+{
+    guard_mark_forked();
+}
+
+static ucoll_status_t api_guard(void)
+{
+    if (guard_check() != UCOLL_OK || (g_init_pid != 0 && getpid() != g_init_pid))
+        return UCOLL_ERR_STATE;
+    return UCOLL_OK;
+}
 
 /* the communicator structs of finalized contexts: they stay allocated, dead, so that a later
  * call with one is answered with UCOLL_ERR_STATE; this list keeps them reachable (memory kept
@@ -187,10 +206,13 @@ static ucoll_status_t init_common(bootstrap_t *bs, ucoll_comm_t **world)
         if (name == NULL || *name == '\0')
             continue;
         if (ucoll_set_algorithm(comm, (ucoll_coll_t)c, name) != UCOLL_OK) {
+            char var[32]; /* the variable's own name: UCOLL_EXSCAN_ALG */
+            snprintf(var, sizeof(var), "UCOLL_%s_ALG", alg_coll_name((ucoll_coll_t)c));
+            for (char *v = var; *v != '\0'; v++)
+                *v = (char)toupper((unsigned char)*v);
             fprintf(stderr,
-                    "ucoll: UCOLL_%s_ALG=%s is not an algorithm of %s; run `ucoll_info -a`"
-                    " for the names\n",
-                    alg_coll_name((ucoll_coll_t)c), name, alg_coll_name((ucoll_coll_t)c));
+                    "ucoll: %s=%s is not an algorithm of %s; run `ucoll_info -a` for the names\n",
+                    var, name, alg_coll_name((ucoll_coll_t)c));
             st = UCOLL_ERR_INVALID_ARG;
             goto fail;
         }
@@ -203,6 +225,11 @@ static ucoll_status_t init_common(bootstrap_t *bs, ucoll_comm_t **world)
     free(local_pid);
     free(local_fd);
     g_ctx = ctx;
+    if (g_init_pid == 0 && pthread_atfork(NULL, NULL, mark_forked_child) != 0) {
+        fprintf(stderr, "ucoll: pthread_atfork failed: calls in a forked child are refused by "
+                        "process id only\n");
+    }
+    g_init_pid = getpid();
     *world = comm;
     return UCOLL_OK;
 
@@ -229,6 +256,8 @@ fail:
 UCOLL_EXPORT ucoll_status_t ucoll_init(ucoll_comm_t **world)
 {
     bootstrap_t *bs;
+    if (api_guard() != UCOLL_OK)
+        return UCOLL_ERR_STATE;
     if (world == NULL)
         return UCOLL_ERR_INVALID_ARG;
     if (g_ctx != NULL)
@@ -242,6 +271,8 @@ UCOLL_EXPORT ucoll_status_t ucoll_init(ucoll_comm_t **world)
 UCOLL_EXPORT ucoll_status_t ucoll_init_oob(const ucoll_oob_t *oob, ucoll_comm_t **world)
 {
     bootstrap_t *bs;
+    if (api_guard() != UCOLL_OK)
+        return UCOLL_ERR_STATE;
     if (world == NULL)
         return UCOLL_ERR_INVALID_ARG;
     if (g_ctx != NULL)
@@ -254,6 +285,8 @@ UCOLL_EXPORT ucoll_status_t ucoll_init_oob(const ucoll_oob_t *oob, ucoll_comm_t 
 
 UCOLL_EXPORT ucoll_status_t ucoll_finalize(ucoll_comm_t *world)
 {
+    if (api_guard() != UCOLL_OK)
+        return UCOLL_ERR_STATE;
     if (world == NULL)
         return UCOLL_ERR_INVALID_ARG;
     if (world->magic == COMM_DEAD)
@@ -320,6 +353,8 @@ UCOLL_EXPORT int ucoll_comm_size(const ucoll_comm_t *comm)
 UCOLL_EXPORT ucoll_status_t ucoll_set_algorithm(ucoll_comm_t *comm, ucoll_coll_t coll,
                                                 const char *alg)
 {
+    if (api_guard() != UCOLL_OK)
+        return UCOLL_ERR_STATE;
     if (comm == NULL)
         return UCOLL_ERR_INVALID_ARG;
     if (comm->magic == COMM_DEAD)
@@ -355,6 +390,8 @@ static int split_order(const void *a, const void *b)
 UCOLL_EXPORT ucoll_status_t ucoll_comm_split(ucoll_comm_t *comm, int color, int key,
                                              ucoll_comm_t **newcomm)
 {
+    if (api_guard() != UCOLL_OK)
+        return UCOLL_ERR_STATE;
     if (comm == NULL || newcomm == NULL)
         return UCOLL_ERR_INVALID_ARG;
     if (comm->magic == COMM_DEAD)
@@ -426,6 +463,8 @@ out:
 
 UCOLL_EXPORT ucoll_status_t ucoll_comm_free(ucoll_comm_t *comm)
 {
+    if (api_guard() != UCOLL_OK)
+        return UCOLL_ERR_STATE;
     if (comm == NULL)
         return UCOLL_ERR_INVALID_ARG;
     if (comm->magic == COMM_DEAD)

@@ -59,9 +59,16 @@ static ucoll_status_t check_args(const ucoll_comm_t *comm, const coll_args_t *a)
     const int in_place = a->sendbuf == UCOLL_IN_PLACE;
     if (!in_place && a->sendbuf == NULL)
         return UCOLL_ERR_INVALID_ARG;
-    const int needs_recvbuf = a->coll != UCOLL_COLL_REDUCE || comm->rank == a->root || in_place;
-    if (needs_recvbuf && a->recvbuf == NULL)
+    const int recv_used = a->coll != UCOLL_COLL_REDUCE || comm->rank == a->root;
+    if ((recv_used || in_place) && a->recvbuf == NULL)
         return UCOLL_ERR_INVALID_ARG;
+    /* the schedule reads sendbuf after it has written recvbuf: overlapping bytes would be
+     * read back changed (each buffer spans count * size bytes here) */
+    if (!in_place && recv_used) {
+        const uintptr_t s = (uintptr_t)a->sendbuf, r = (uintptr_t)a->recvbuf;
+        if (s < r + bytes && r < s + bytes)
+            return UCOLL_ERR_INVALID_ARG;
+    }
     return UCOLL_OK;
 }
 
@@ -147,6 +154,8 @@ static int trivially_done(const coll_args_t *a)
 
 static ucoll_status_t run_blocking(ucoll_comm_t *comm, const coll_args_t *a)
 {
+    if (guard_check() != UCOLL_OK)
+        return UCOLL_ERR_STATE;
     ucoll_status_t st = check_args(comm, a);
     if (st != UCOLL_OK)
         return st;
@@ -174,6 +183,8 @@ static ucoll_status_t run_blocking(ucoll_comm_t *comm, const coll_args_t *a)
 static ucoll_status_t new_request(ucoll_comm_t *comm, const coll_args_t *a, int persistent,
                                   ucoll_request_t **out)
 {
+    if (guard_check() != UCOLL_OK)
+        return UCOLL_ERR_STATE;
     if (out == NULL)
         return UCOLL_ERR_INVALID_ARG;
     ucoll_status_t st = check_args(comm, a);
@@ -210,6 +221,10 @@ static ucoll_status_t new_request(ucoll_comm_t *comm, const coll_args_t *a, int 
             free(req);
             return st;
         }
+    }
+    if (a->coll != UCOLL_COLL_BCAST && a->coll != UCOLL_COLL_BARRIER) {
+        op_hold(a->op); /* until ucoll_request_free: the op cannot be freed under it */
+        req->op_held = 1;
     }
     req->next_live = live_requests;
     live_requests = req;
@@ -359,6 +374,8 @@ UCOLL_EXPORT ucoll_status_t ucoll_bcast_init(ucoll_comm_t *comm, void *buf, size
 
 UCOLL_EXPORT ucoll_status_t ucoll_start(ucoll_request_t *req)
 {
+    if (guard_check() != UCOLL_OK)
+        return UCOLL_ERR_STATE;
     ucoll_status_t st = check_request(req);
     if (st != UCOLL_OK)
         return st;
@@ -374,6 +391,8 @@ UCOLL_EXPORT ucoll_status_t ucoll_start(ucoll_request_t *req)
 
 UCOLL_EXPORT ucoll_status_t ucoll_test(ucoll_request_t *req)
 {
+    if (guard_check() != UCOLL_OK)
+        return UCOLL_ERR_STATE;
     ucoll_status_t st = check_request(req);
     if (st != UCOLL_OK)
         return st;
@@ -385,6 +404,8 @@ UCOLL_EXPORT ucoll_status_t ucoll_test(ucoll_request_t *req)
 
 UCOLL_EXPORT ucoll_status_t ucoll_wait(ucoll_request_t *req)
 {
+    if (guard_check() != UCOLL_OK)
+        return UCOLL_ERR_STATE;
     ucoll_status_t st = check_request(req);
     if (st != UCOLL_OK)
         return st;
@@ -410,6 +431,8 @@ void coll_release_requests(ucoll_ctx_t *ctx)
 
 UCOLL_EXPORT ucoll_status_t ucoll_request_free(ucoll_request_t *req)
 {
+    if (guard_check() != UCOLL_OK)
+        return UCOLL_ERR_STATE;
     ucoll_status_t st = check_request(req);
     if (st == UCOLL_ERR_STATE) { /* after finalize: its resources went with the context */
         ucoll_request_t **p = &live_requests;
@@ -420,6 +443,8 @@ UCOLL_EXPORT ucoll_status_t ucoll_request_free(ucoll_request_t *req)
          * or ucp_cleanup in ucoll_finalize aborts on the still-mapped user buffers */
         if (req->comm->ctx != NULL)
             exec_release(req);
+        if (req->op_held)
+            op_release(req->op);
         sched_destroy(&req->sched);
         free(req);
         return UCOLL_OK;
@@ -433,6 +458,8 @@ UCOLL_EXPORT ucoll_status_t ucoll_request_free(ucoll_request_t *req)
         p = &(*p)->next_live;
     *p = req->next_live;
     exec_release(req);
+    if (req->op_held)
+        op_release(req->op);
     sched_destroy(&req->sched);
     req->magic = 0;
     free(req);

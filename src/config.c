@@ -1,6 +1,11 @@
 /* UCOLL_* environment variables: the table (for ucoll_info and the README) and their reading. */
 #include "ucoll_int.h"
 
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +18,8 @@ static const config_var_t vars[] = {
     {"UCOLL_BCAST_ALG", "auto", "bcast algorithm"},
     {"UCOLL_BARRIER_ALG", "auto", "barrier algorithm"},
     {"UCOLL_TIMEOUT", "unset (wait forever)",
-     "seconds a blocking call or ucoll_wait may take before UCOLL_ERR_TIMED_OUT"},
+     "seconds a collective may wait inside ucoll without progress (no round completing) before "
+     "UCOLL_ERR_TIMED_OUT; time the caller spends outside ucoll does not count; inf = unset"},
     {"UCOLL_SEGMENT_SIZE", "262144",
      "bytes per message segment: longer messages go as segments, and the (+) of a received "
      "segment overlaps the transfer of the next; 0 = unsegmented. Equal on every rank"},
@@ -44,6 +50,56 @@ const config_var_t *config_vars(size_t *n)
     return vars;
 }
 
+/* a number of seconds or similar: digits as strtod reads them, nothing after, not NaN, not
+ * negative, finite unless inf_ok (then "inf" means no limit); 0 or -1 (message printed) */
+static int parse_double(const char *name, const char *v, int inf_ok, double *out)
+{
+    char *end;
+    errno = 0;
+    const double x = strtod(v, &end);
+    const char *why = NULL;
+    if (end == v || *end != '\0' || isspace((unsigned char)v[0]))
+        why = "not a number";
+    else if (isnan(x))
+        why = "not a number (NaN)";
+    else if (x < 0)
+        why = "negative";
+    else if (isinf(x) && errno == ERANGE)
+        why = "too large"; /* overflowed; a tiny number that underflowed is fine */
+    else if (isinf(x) && !inf_ok)
+        why = "infinite";
+    if (why != NULL) {
+        fprintf(stderr, "ucoll: %s=%s is %s: give a number >= 0%s\n", name, v, why,
+                inf_ok ? " (or inf)" : "");
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+/* a count of bytes: decimal digits only (no sign, no space, no suffix), within size_t */
+static int parse_bytes(const char *name, const char *v, size_t *out)
+{
+    const char *why = NULL;
+    unsigned long long x = 0;
+    for (const char *c = v; *c != '\0' && why == NULL; c++) {
+        if (*c < '0' || *c > '9')
+            why = "not a number of bytes (decimal digits only)";
+        else if (x > (ULLONG_MAX - (unsigned)(*c - '0')) / 10)
+            why = "too large";
+        else
+            x = x * 10 + (unsigned)(*c - '0');
+    }
+    if (why == NULL && x > SIZE_MAX)
+        why = "too large";
+    if (why != NULL) {
+        fprintf(stderr, "ucoll: %s=%s is %s\n", name, v, why);
+        return -1;
+    }
+    *out = (size_t)x;
+    return 0;
+}
+
 ucoll_status_t config_read(ucoll_config_t *cfg)
 {
     memset(cfg, 0, sizeof(*cfg));
@@ -52,13 +108,10 @@ ucoll_status_t config_read(ucoll_config_t *cfg)
 
     const char *t = getenv("UCOLL_TIMEOUT");
     if (t != NULL && *t != '\0') {
-        char *end;
-        double v = strtod(t, &end);
-        if (*end != '\0' || v < 0) {
-            fprintf(stderr, "ucoll: UCOLL_TIMEOUT=%s is not a number of seconds >= 0\n", t);
+        double v;
+        if (parse_double("UCOLL_TIMEOUT", t, 1, &v) != 0)
             return UCOLL_ERR_INVALID_ARG;
-        }
-        cfg->timeout_s = v;
+        cfg->timeout_s = isinf(v) ? 0 : v; /* inf: no limit, as unset */
     }
     cfg->alpha_us = cfg->beta_ns = -1;
     const char *names[2] = {"UCOLL_ALPHA_US", "UCOLL_BETA_NS_PER_BYTE"};
@@ -67,13 +120,8 @@ ucoll_status_t config_read(ucoll_config_t *cfg)
         const char *v = getenv(names[i]);
         if (v == NULL || *v == '\0')
             continue;
-        char *end;
-        double x = strtod(v, &end);
-        if (*end != '\0' || x < 0) {
-            fprintf(stderr, "ucoll: %s=%s is not a number >= 0\n", names[i], v);
+        if (parse_double(names[i], v, 0, dst[i]) != 0)
             return UCOLL_ERR_INVALID_ARG;
-        }
-        *dst[i] = x;
     }
     cfg->segment_size = 262144;
     cfg->reduce_rhrd_min = 32768;
@@ -85,13 +133,8 @@ ucoll_status_t config_read(ucoll_config_t *cfg)
         const char *v = getenv(byte_vars[i]);
         if (v == NULL || *v == '\0')
             continue;
-        char *end;
-        unsigned long long x = strtoull(v, &end, 10);
-        if (*end != '\0' || v[0] == '-') {
-            fprintf(stderr, "ucoll: %s=%s is not a number of bytes\n", byte_vars[i], v);
+        if (parse_bytes(byte_vars[i], v, byte_dst[i]) != 0)
             return UCOLL_ERR_INVALID_ARG;
-        }
-        *byte_dst[i] = (size_t)x;
     }
     cfg->failure = TP_FAILURE_AUTO;
     const char *fd = getenv("UCOLL_FAILURE_DETECTION");

@@ -14,11 +14,12 @@
  *   compute, so the loops vectorise without -ffast-math.
  * - LAND, LOR, LXOR give 0 or 1 (any non-zero value is true); BAND, BOR, BXOR act on the bits.
  *   Neither is defined for FLOAT32/FLOAT64 (op_check gives UCOLL_ERR_INVALID_ARG).
- * Buffers must be aligned for the dtype and `in` must not overlap `inout` (the kernels take
- * restrict pointers). op_apply with count 0 touches nothing and calls no user function, so
+ * Buffers need no alignment; `in` must not overlap `inout` (the kernels take restrict
+ * pointers). op_apply with count 0 touches nothing and calls no user function, so
  * NULL buffers are fine then.
  */
 #include "dtype.h"
+#include "guard.h"
 
 #include <stdatomic.h>
 #include <stdint.h>
@@ -90,11 +91,17 @@ typedef void (*kernel_fn)(const void *in, void *inout, size_t count);
 #define KERNEL_ATTR
 #endif
 
+/* Elements are accessed through a version of T aligned to 1 byte (and allowed to alias):
+ * buffers need no alignment (a plain T* to an unaligned address is undefined behaviour), and
+ * the loops still vectorise, with unaligned vector loads and stores, as with T* accesses.
+ * (memcpy per element vectorised too, but GCC 12 turned float MIN/MAX into compare-and-blend
+ * instead of minps/maxps.) */
 #define KERNEL(NAME, T, W, EXPR)                                                                   \
     KERNEL_ATTR static void k_##NAME(const void *restrict vin, void *restrict vinout, size_t n)    \
     {                                                                                              \
-        const T *restrict in = vin;                                                                \
-        T *restrict inout = vinout;                                                                \
+        typedef T __attribute__((aligned(1), may_alias)) elem_t;                                   \
+        const elem_t *restrict in = vin;                                                           \
+        elem_t *restrict inout = vinout;                                                           \
         for (size_t i = 0; i < n; i++) {                                                           \
             const T a = in[i];                                                                     \
             const T b = inout[i];                                                                  \
@@ -173,6 +180,7 @@ typedef struct {
     void *arg;
     int commutative;
     double gamma_ns; /* stated cost per byte of one application; < 0: not stated */
+    unsigned users;  /* requests not yet freed that refer to it: it cannot be freed */
 } user_op_t;
 
 static user_op_t user_ops[UCOLL_MAX_USER_OPS];
@@ -208,6 +216,8 @@ static int user_op_get(ucoll_op_t op, user_op_t *out)
 UCOLL_EXPORT ucoll_status_t ucoll_op_create(ucoll_user_fn_t fn, void *arg, int commutative,
                                             ucoll_op_t *op)
 {
+    if (guard_check() != UCOLL_OK)
+        return UCOLL_ERR_STATE;
     if (fn == NULL || op == NULL)
         return UCOLL_ERR_INVALID_ARG;
     ucoll_status_t status = UCOLL_ERR_NO_MEMORY;
@@ -229,12 +239,16 @@ UCOLL_EXPORT ucoll_status_t ucoll_op_create(ucoll_user_fn_t fn, void *arg, int c
 
 UCOLL_EXPORT ucoll_status_t ucoll_op_free(ucoll_op_t op)
 {
+    if (guard_check() != UCOLL_OK)
+        return UCOLL_ERR_STATE;
     if (op < UCOLL_USER_OP_BASE || op - UCOLL_USER_OP_BASE >= UCOLL_MAX_USER_OPS)
         return UCOLL_ERR_INVALID_ARG; /* predefined or never a user handle */
     ucoll_status_t status = UCOLL_ERR_INVALID_ARG;
     lock();
     user_op_t *u = &user_ops[op - UCOLL_USER_OP_BASE];
-    if (u->fn != NULL) {
+    if (u->fn != NULL && u->users > 0) {
+        status = UCOLL_ERR_STATE; /* a request would apply a freed op, or its successor */
+    } else if (u->fn != NULL) {
         memset(u, 0, sizeof(*u));
         status = UCOLL_OK;
     }
@@ -244,6 +258,8 @@ UCOLL_EXPORT ucoll_status_t ucoll_op_free(ucoll_op_t op)
 
 UCOLL_EXPORT ucoll_status_t ucoll_op_set_cost(ucoll_op_t op, double ns_per_byte)
 {
+    if (guard_check() != UCOLL_OK)
+        return UCOLL_ERR_STATE;
     if (op < UCOLL_USER_OP_BASE || op - UCOLL_USER_OP_BASE >= UCOLL_MAX_USER_OPS ||
         !(ns_per_byte >= 0))
         return UCOLL_ERR_INVALID_ARG;
@@ -256,6 +272,28 @@ UCOLL_EXPORT ucoll_status_t ucoll_op_set_cost(ucoll_op_t op, double ns_per_byte)
     }
     unlock();
     return status;
+}
+
+/* adds delta to the users of a live user op; predefined and unknown ops have none */
+static void user_op_users_add(ucoll_op_t op, int delta)
+{
+    if (op < UCOLL_USER_OP_BASE || op - UCOLL_USER_OP_BASE >= UCOLL_MAX_USER_OPS)
+        return;
+    lock();
+    user_op_t *u = &user_ops[op - UCOLL_USER_OP_BASE];
+    if (u->fn != NULL)
+        u->users += (unsigned)delta;
+    unlock();
+}
+
+void op_hold(ucoll_op_t op)
+{
+    user_op_users_add(op, 1);
+}
+
+void op_release(ucoll_op_t op)
+{
+    user_op_users_add(op, -1);
 }
 
 double op_stated_gamma(ucoll_op_t op)
@@ -320,6 +358,9 @@ void op_apply(ucoll_op_t op, ucoll_dtype_t dtype, const void *in, void *inout, s
         return;
     }
     user_op_t u;
-    if (user_op_get(op, &u) == 0)
+    if (user_op_get(op, &u) == 0) {
+        guard_enter_user_fn(); /* ucoll calls from inside it are refused, not re-entered */
         u.fn(in, inout, count, dtype, u.arg);
+        guard_leave_user_fn();
+    }
 }

@@ -153,6 +153,24 @@ ucoll_status_t exec_prepare(ucoll_request_t *req)
     return UCOLL_OK;
 }
 
+/* UCOLL_TIMEOUT counts only time spent inside ucoll: a gap between two progress passes longer
+ * than this was spent by the caller (computing between a post and its wait), and every active
+ * request's deadline moves on by it */
+#define OUTSIDE_GAP_S 0.05
+
+static void credit_time_outside(ucoll_ctx_t *ctx)
+{
+    if (ctx->cfg.timeout_s <= 0)
+        return; /* no deadlines: no clock reads either */
+    const double t = now_seconds();
+    const double gap = t - ctx->last_pass;
+    if (ctx->last_pass > 0 && gap > OUTSIDE_GAP_S)
+        for (ucoll_request_t *r = ctx->active; r != NULL; r = r->next_active)
+            if (r->deadline > 0)
+                r->deadline += gap;
+    ctx->last_pass = t;
+}
+
 ucoll_status_t exec_start(ucoll_request_t *req)
 {
     ucoll_comm_t *comm = req->comm;
@@ -180,6 +198,7 @@ ucoll_status_t exec_start(ucoll_request_t *req)
     req->posted = 0;
     req->status = UCOLL_INPROGRESS;
     req->active = 1;
+    credit_time_outside(ctx); /* before req joins: the time before its start is not its own */
     req->deadline = ctx->cfg.timeout_s > 0 ? now_seconds() + ctx->cfg.timeout_s : 0;
     req->next_active = ctx->active;
     ctx->active = req;
@@ -408,6 +427,8 @@ ucoll_status_t exec_advance(ucoll_request_t *req)
             abandon_round(req); /* everything is done: frees the UCP requests */
             if (st != UCOLL_OK)
                 return finish(req, st);
+            if (req->deadline > 0) /* a completed round is progress: the timeout starts anew */
+                req->deadline = now_seconds() + req->comm->ctx->cfg.timeout_s;
             if (fused)
                 req->pc++; /* its REDUCE is already applied */
             break;
@@ -421,6 +442,7 @@ ucoll_status_t exec_advance(ucoll_request_t *req)
 /* one transport progress pass, then every active request of ctx but `skip` advances */
 static unsigned progress_except(ucoll_ctx_t *ctx, const ucoll_request_t *skip)
 {
+    credit_time_outside(ctx);
     unsigned events = tp_progress(ctx->tp);
     for (ucoll_request_t *r = ctx->active, *next; r != NULL; r = next) {
         next = r->next_active; /* r may leave the list */
@@ -439,6 +461,7 @@ ucoll_status_t request_wait(ucoll_request_t *req)
 {
     ucoll_ctx_t *ctx = req->comm->ctx;
     unsigned idle = 0;
+    credit_time_outside(ctx);
     for (;;) {
         ucoll_status_t st = exec_advance(req);
         if (st != UCOLL_INPROGRESS)

@@ -10,6 +10,7 @@
 #include "alg/alg.h"
 #include "alg/cost.h"
 #include "dtype.h"
+#include "guard.h"
 #include "sched.h"
 #include "ucoll.h"
 
@@ -111,6 +112,7 @@ struct ucoll_request {
     int persistent; /* from *_init: kept after completion */
     int active;     /* started and not yet completed */
     int blocking;   /* the comm's reusable request */
+    int op_held;    /* op_hold was called for op (released by ucoll_request_free) */
     ucoll_status_t status;
     /* arguments */
     const void *sendbuf;
@@ -141,7 +143,7 @@ struct ucoll_request {
     void *memh[SCHED_NBUFS];
     tp_chunk_t *chunk[SCHED_NBUFS];
     void *user_memh[SCHED_NBUFS]; /* persistent: the user's IN/OUT registered once */
-    double deadline;
+    double deadline;      /* UCOLL_TIMEOUT: moved on by progress and by time spent outside ucoll */
     unsigned probe_epoch; /* tp_probe_epoch when this request last ran tp_check_crossed */
     struct ucoll_request *next_active;
     struct ucoll_request *next_live; /* every request the user holds (coll.c) */
@@ -156,6 +158,7 @@ struct ucoll_ctx {
     ucoll_comm_t *freed_head, *freed_tail; /* freed ones, oldest first (COMM_QUARANTINE) */
     size_t nfreed;
     ucoll_request_t *active; /* started, incomplete requests (progressed by every call) */
+    double last_pass;        /* now_seconds() of the last progress pass (UCOLL_TIMEOUT) */
     uint64_t comm_ids_used[COMM_ID_WORDS]; /* tag comm ids of this process's live comms */
     cost_params_t net; /* alpha and beta agreed by all ranks at init (gamma unused here) */
 };

@@ -394,6 +394,11 @@ run_job "fault: SIGKILL of a rank, np=6 as 2 hosts" none 500 "UCOLL_TEST_HOSTS=2
 run_job "badinput np=4" 4 300 "UCOLL_TIMEOUT=3 UCOLL_TEST_SHM_COUNTS=1" tests/mp/badinput_test
 # its counts across the on-host channel's size limit need the channel in use
 shm_counts_check "badinput np=4" 4 some
+# overlap: nonblocking collectives waited for after 3 s of computation, UCOLL_TIMEOUT=2 (set by
+# the program): time outside ucoll is no timeout
+run_job "overlap np=3" 3 120 "" tests/mp/overlap_test --expect-size 3
+# config: malformed UCOLL_* values make ucoll_init fail with a message naming the variable
+run_job "config_test (no launcher)" none 120 "" tests/mp/config_test
 run_job "stress np=8: $stress_ops calls" 8 1200 "" \
     tests/mp/stress_test --expect-size 8 --ops "$stress_ops" --warmup-ops "$stress_warm" \
     "${MP_ALGS[@]}"
@@ -500,6 +505,10 @@ if ucoll_san_build "$PWD" "$SAN_DIR" "$LOGDIR/asan-build.log"; then
         run_job "asan+ubsan: mp_test np=3" 3 900 "$UCOLL_SAN_ENVS" \
             "$SAN_MP" "${MP_ALGS[@]}" --expect-size 3
     fi
+    # the misuse cases of the bad-input matrix (overlapping buffers, an op freed in use, ucoll
+    # called from a user op and from a forked child)
+    run_job "asan+ubsan: badinput misuse np=3" 3 600 "$UCOLL_SAN_ENVS UCOLL_TIMEOUT=10" \
+        "$SAN_DIR/obj/tests/mp/badinput_test" --only-misuse
 else
     fail "asan+ubsan build (tests/sanitize.sh) in $SAN_DIR" "$LOGDIR/asan-build.log"
 fi

@@ -85,6 +85,7 @@ struct shm_peer {
     uint32_t in_tail;      /* messages consumed */
     op_list_t posted;      /* receives waiting for a message */
     struct shm_msg *unexp_head, *unexp_tail;
+    int broken; /* its ring held something no writer could have put there: abandoned */
 };
 
 struct shm_chan {
@@ -253,11 +254,23 @@ static struct shm_peer *peer_of(shm_chan_t *ch, int peer)
     return &ch->locals[ch->local_of[peer]];
 }
 
-/* writes one message into the pair's next slot; 0 if the reader has not consumed it yet */
+/* an unexpected message's buffer, for the next one (take_message) */
+static void msg_recycle(shm_chan_t *ch, struct shm_msg *m)
+{
+    m->next = ch->free_msgs;
+    ch->free_msgs = m;
+}
+
+/* writes one message into the pair's next slot; 0 if the reader has not consumed it yet, -1 if
+ * the reader's count is one it cannot have (beyond what was written, or further back than the
+ * ring's size): shared memory is input, anyone of this user may have written it */
 static int slot_write(struct shm_peer *p, const void *buf, size_t len, uint64_t tag)
 {
     if (p->out_head - p->out_consumed >= SHM_SLOTS) {
-        p->out_consumed = atomic_load_explicit(&p->out->consumed, memory_order_acquire);
+        const uint32_t c = atomic_load_explicit(&p->out->consumed, memory_order_acquire);
+        if ((uint32_t)(p->out_head - c) > SHM_SLOTS || (uint32_t)(c - p->out_consumed) > SHM_SLOTS)
+            return -1;
+        p->out_consumed = c;
         if (p->out_head - p->out_consumed >= SHM_SLOTS)
             return 0;
     }
@@ -270,16 +283,67 @@ static int slot_write(struct shm_peer *p, const void *buf, size_t len, uint64_t 
     return 1;
 }
 
+static void fail_op(tp_op_t *op)
+{
+    op->status = UCOLL_ERR_TRANSPORT;
+    op->done = 1;
+}
+
+/* gives up the pair with p after its ring broke the invariant: every waiting op of p fails
+ * with UCOLL_ERR_TRANSPORT, its unexpected messages go, its ring is read no more, and later
+ * ops with it fail at once; returns how many ops it completed */
+static unsigned abandon_peer(shm_chan_t *ch, struct shm_peer *p, const char *what,
+                             unsigned long long value)
+{
+    unsigned n = 0;
+    if (p->broken)
+        return 0;
+    p->broken = 1;
+    fprintf(stderr,
+            "ucoll: rank %d: the on-host ring shared with rank %d holds %s %llu, which no "
+            "writer of it can have put there; messages with rank %d fail (UCOLL_ERR_TRANSPORT)\n",
+            ch->rank, p->rank, what, value, p->rank);
+    for (tp_op_t *op; (op = p->posted.head) != NULL; n++) {
+        op_list_remove(&p->posted, NULL, op);
+        fail_op(op);
+    }
+    for (tp_op_t *op; (op = p->pending.head) != NULL; n++) {
+        op_list_remove(&p->pending, NULL, op);
+        fail_op(op);
+        ch->npending--;
+    }
+    while (p->unexp_head != NULL) {
+        struct shm_msg *m = p->unexp_head;
+        p->unexp_head = m->next;
+        msg_recycle(ch, m);
+    }
+    p->unexp_tail = NULL;
+    return n;
+}
+
 void shm_send(shm_chan_t *ch, int peer, const void *buf, size_t len, uint64_t tag, tp_op_t *op)
 {
     struct shm_peer *p = peer_of(ch, peer);
     op->via_shm = 1;
     op->buf = (void *)buf;
     op->tag = tag;
-    if (p->pending.head == NULL && slot_write(p, buf, len, tag)) {
-        ch->stats.sent++;
-        op->done = 1;
+    if (p->broken) {
+        fail_op(op);
         return;
+    }
+    if (p->pending.head == NULL) {
+        const int rc = slot_write(p, buf, len, tag);
+        if (rc > 0) {
+            ch->stats.sent++;
+            op->done = 1;
+            return;
+        }
+        if (rc < 0) {
+            abandon_peer(ch, p, "a consumed count of",
+                         (unsigned long long)atomic_load(&p->out->consumed));
+            fail_op(op);
+            return;
+        }
     }
     op_list_push(&p->pending, op);
     ch->npending++;
@@ -315,13 +379,6 @@ static struct shm_msg *unexpected_take(struct shm_peer *p, uint64_t tag, uint64_
     return NULL;
 }
 
-/* an unexpected message's buffer, for the next one (take_message) */
-static void msg_recycle(shm_chan_t *ch, struct shm_msg *m)
-{
-    m->next = ch->free_msgs;
-    ch->free_msgs = m;
-}
-
 int shm_take_unexpected(shm_chan_t *ch, int peer, uint64_t tag, uint64_t checked)
 {
     struct shm_msg *hit = unexpected_take(peer_of(ch, peer), tag, checked);
@@ -338,6 +395,10 @@ void shm_recv(shm_chan_t *ch, int peer, void *buf, uint64_t tag, uint64_t checke
     op->buf = buf;
     op->tag = tag;
     op->checked = checked;
+    if (p->broken) {
+        fail_op(op);
+        return;
+    }
     struct shm_msg *hit = unexpected_take(p, tag, checked);
     if (hit != NULL) {
         deliver(op, hit->tag, hit->data, hit->len);
@@ -369,13 +430,14 @@ void shm_cancel(shm_chan_t *ch, tp_op_t *op)
 
 /* the slot's message to its posted receive, or to the unexpected list; 0 if no memory for
  * the latter (the message stays in its slot until a later pass) */
-static int take_message(shm_chan_t *ch, struct shm_peer *p, const struct shm_slot *s)
+static int take_message(shm_chan_t *ch, struct shm_peer *p, const struct shm_slot *s, uint64_t tag,
+                        size_t len)
 {
     for (tp_op_t *op = p->posted.head, *prev = NULL; op != NULL; prev = op, op = op->next) {
-        if (!tags_match(s->tag, op->tag, op->checked))
+        if (!tags_match(tag, op->tag, op->checked))
             continue;
         op_list_remove(&p->posted, prev, op);
-        deliver(op, s->tag, s->data, s->len);
+        deliver(op, tag, s->data, len);
         return 1;
     }
     struct shm_msg *m = ch->free_msgs;
@@ -384,9 +446,9 @@ static int take_message(shm_chan_t *ch, struct shm_peer *p, const struct shm_slo
     else if ((m = malloc(sizeof(*m))) == NULL)
         return 0;
     m->next = NULL;
-    m->tag = s->tag;
-    m->len = s->len;
-    memcpy(m->data, s->data, s->len);
+    m->tag = tag;
+    m->len = len;
+    memcpy(m->data, s->data, len);
     if (p->unexp_tail != NULL)
         p->unexp_tail->next = m;
     else
@@ -401,12 +463,20 @@ unsigned shm_progress(shm_chan_t *ch)
     unsigned events = 0;
     for (int k = 0; k < ch->nlocal; k++) {
         struct shm_peer *p = &ch->locals[k];
-        if (!p->enabled)
+        if (!p->enabled || p->broken)
             continue;
         for (int n = 0; n < SHM_SLOTS; n++) { /* a busy sender cannot hold this pass */
             struct shm_slot *s = &p->in->slot[p->in_tail & (SHM_SLOTS - 1)];
-            if (atomic_load_explicit(&s->seq, memory_order_acquire) != p->in_tail + 1 ||
-                !take_message(ch, p, s))
+            if (atomic_load_explicit(&s->seq, memory_order_acquire) != p->in_tail + 1)
+                break;
+            /* each header field read once: the slot may change under us */
+            const uint32_t len = *(volatile const uint32_t *)&s->len;
+            const uint64_t tag = *(volatile const uint64_t *)&s->tag;
+            if (len > SHM_MAX_MESSAGE) {
+                events += abandon_peer(ch, p, "a message length of", len);
+                break;
+            }
+            if (!take_message(ch, p, s, tag, len))
                 break;
             p->in_tail++;
             atomic_store_explicit(&p->in->consumed, p->in_tail, memory_order_release);
@@ -418,7 +488,11 @@ unsigned shm_progress(shm_chan_t *ch)
         struct shm_peer *p = &ch->locals[k];
         while (p->pending.head != NULL) {
             tp_op_t *op = p->pending.head;
-            if (!slot_write(p, op->buf, op->expected, op->tag))
+            const int rc = slot_write(p, op->buf, op->expected, op->tag);
+            if (rc < 0)
+                events += abandon_peer(ch, p, "a consumed count of",
+                                       (unsigned long long)atomic_load(&p->out->consumed));
+            if (rc <= 0)
                 break;
             op_list_remove(&p->pending, NULL, op);
             op->done = 1;

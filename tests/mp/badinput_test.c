@@ -15,6 +15,18 @@
  * Root-only errors (reduce with a NULL recvbuf at the root) run on 1-rank communicators from
  * ucoll_comm_split, where every member is the root.
  *
+ * Misuse (every rank alike): send and receive buffers that overlap without UCOLL_IN_PLACE
+ * (equal, or shifted by 1 or 3 elements either way) in exscan, scan and allreduce, and in
+ * reduce at the root of a 1-rank communicator, each form: UCOLL_ERR_INVALID_ARG with every
+ * byte unchanged; adjacent buffers, and a reduce whose non-roots pass recvbuf == sendbuf (not
+ * used there), succeed with the right result. ucoll_op_free of a user op that a persistent or
+ * nonblocking request not yet freed uses: UCOLL_ERR_STATE, and the request still applies it
+ * (no new op takes its handle); once the request is freed, the op frees. A user op that calls
+ * ucoll (collectives, nonblocking and persistent forms, split, set_algorithm, op_create,
+ * finalize, init): every call gives UCOLL_ERR_STATE and the outer collective is right. A forked
+ * child calls collectives, split, op_create, finalize and init: each UCOLL_ERR_STATE, nothing
+ * written through its arguments; the parents' next allreduce is right.
+ *
  * Mismatched counts (the one case where ranks disagree): a bcast where rank 1's count is
  * smaller, then larger, than the root's (twice: once both messages small, once on either side
  * of the on-host channel's 4096-byte limit, so that the message comes through the channel the
@@ -62,8 +74,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #define GUARD 64
 #define GUARD_BYTE 0xCA
@@ -623,6 +638,284 @@ static void test_requests(ucoll_comm_t *w)
     usable(w, "request errors");
 }
 
+/* ---------------------------------------------------------------- misuse */
+
+/* A call whose send and receive buffers overlap (without UCOLL_IN_PLACE), recvbuf `shift`
+ * elements after sendbuf in one guarded mapping: UCOLL_ERR_INVALID_ARG, nothing changed. */
+static void alias_call(int form, ucoll_coll_t coll, ucoll_comm_t *c, size_t count, long shift)
+{
+    char name[256];
+    snprintf(name, sizeof(name), "%s %s: recvbuf %ld elements after sendbuf (overlapping)",
+             coll_names[coll], form_names[form], shift);
+    const size_t esz = sizeof(int32_t), span = count + 4;
+    gbuf_t b;
+    gb_init(&b, span * esz, 3);
+    int32_t *s = (int32_t *)gb_ptr(&b) + 2;
+    int32_t *r = s + shift;
+    ucoll_request_t *req = REQ_SENTINEL;
+    ucoll_status_t st = call(form, coll, c, s, r, count, UCOLL_INT32, UCOLL_OP_SUM, 0, &req);
+    if (!expect(name, st, UCOLL_ERR_INVALID_ARG) && st == UCOLL_OK && form != F_BLOCKING) {
+        if (form == F_NONBLOCKING)
+            ucoll_wait(req);
+        ucoll_request_free(req);
+        req = REQ_SENTINEL;
+    }
+    gb_check_unchanged(&b, name, "the buffers");
+    n_checks++;
+    if (req != REQ_SENTINEL)
+        fail(name, "the request pointer was written although the call failed");
+    gb_free(&b);
+}
+
+static void check_i64(const char *name, const int64_t *got, const int64_t *want, size_t n)
+{
+    n_checks++;
+    for (size_t i = 0; i < n; i++)
+        if (got[i] != want[i]) {
+            fail(name, "element %zu = %lld, expected %lld", i, (long long)got[i],
+                 (long long)want[i]);
+            return;
+        }
+}
+
+static void test_aliasing(ucoll_comm_t *w)
+{
+    const long shifts[] = {0, 1, -1, 3, -3};
+    /* reduce below: at a non-root recvbuf is unused, so only a root may refuse */
+    for (size_t k = 0; k < NELEM(op_colls); k++)
+        for (int f = 0; f < NFORMS && op_colls[k] != UCOLL_COLL_REDUCE; f++)
+            for (size_t j = 0; j < NELEM(shifts); j++)
+                alias_call(f, op_colls[k], w, 4, shifts[j]);
+    usable(w, "overlapping buffers");
+
+    /* adjacent, not overlapping: fine */
+    const char *name = "allreduce with recvbuf right after sendbuf";
+    int64_t both[8], want[4];
+    for (int i = 0; i < 4; i++) {
+        both[i] = g_rank + i;
+        both[4 + i] = -1;
+        want[i] = (int64_t)g_size * (g_size - 1) / 2 + (int64_t)g_size * i;
+    }
+    if (expect(name, ucoll_allreduce(w, both, both + 4, 4, UCOLL_INT64, UCOLL_OP_SUM), UCOLL_OK))
+        check_i64(name, both + 4, want, 4);
+
+    /* reduce: recvbuf is not used at a non-root, so there it may be anything */
+    name = "reduce with recvbuf == sendbuf at the non-roots";
+    int64_t in[4], out[4] = {-1, -1, -1, -1};
+    for (int i = 0; i < 4; i++)
+        in[i] = g_rank + i;
+    ucoll_status_t st = ucoll_reduce(w, in, g_rank == 0 ? (void *)out : (void *)in, 4, UCOLL_INT64,
+                                     UCOLL_OP_SUM, 0);
+    if (expect(name, st, UCOLL_OK) && g_rank == 0)
+        check_i64(name, out, want, 4);
+    for (int i = 0; i < 4; i++)
+        want[i] = g_rank + i;
+    check_i64("reduce at a non-root: sendbuf unchanged", in, want, 4);
+
+    /* reduce at the root of a 1-rank communicator: recvbuf counts there */
+    ucoll_comm_t *self = NULL;
+    if (expect("ucoll_comm_split(color = rank) for reduce aliasing",
+               ucoll_comm_split(w, g_rank, 0, &self), UCOLL_OK)) {
+        for (int f = 0; f < NFORMS; f++)
+            alias_call(f, UCOLL_COLL_REDUCE, self, 4, 0);
+        expect("ucoll_comm_free", ucoll_comm_free(self), UCOLL_OK);
+    }
+    usable(w, "overlapping buffers of reduce");
+}
+
+static void sum_i64(const void *in, void *inout, size_t n, ucoll_dtype_t dt, void *arg)
+{
+    (void)dt, (void)arg;
+    for (size_t i = 0; i < n; i++) {
+        int64_t a, b;
+        memcpy(&a, (const char *)in + 8 * i, 8);
+        memcpy(&b, (char *)inout + 8 * i, 8);
+        b += a;
+        memcpy((char *)inout + 8 * i, &b, 8);
+    }
+}
+
+static void max_i64(const void *in, void *inout, size_t n, ucoll_dtype_t dt, void *arg)
+{
+    (void)dt, (void)arg;
+    for (size_t i = 0; i < n; i++) {
+        int64_t a, b;
+        memcpy(&a, (const char *)in + 8 * i, 8);
+        memcpy(&b, (char *)inout + 8 * i, 8);
+        b = a > b ? a : b;
+        memcpy((char *)inout + 8 * i, &b, 8);
+    }
+}
+
+/* a user op that is in use by a request that is not freed cannot be freed */
+static void test_op_in_use(ucoll_comm_t *w)
+{
+    ucoll_op_t sum, other;
+    int64_t in[3], out[3], want[3];
+    for (int i = 0; i < 3; i++) {
+        in[i] = g_rank * 10 + i;
+        want[i] = (int64_t)10 * g_size * (g_size - 1) / 2 + (int64_t)g_size * i;
+    }
+    if (!expect("op_create(sum)", ucoll_op_create(sum_i64, NULL, 1, &sum), UCOLL_OK))
+        return;
+    ucoll_request_t *req = NULL;
+    const char *name = "persistent allreduce with a user op that op_free refused";
+    if (expect("allreduce_init with a user op",
+               ucoll_allreduce_init(w, in, out, 3, UCOLL_INT64, sum, &req), UCOLL_OK)) {
+        expect("ucoll_op_free of an op a persistent request uses", ucoll_op_free(sum),
+               UCOLL_ERR_STATE);
+        /* had the free gone through, this create would take the same handle */
+        if (expect("op_create(max)", ucoll_op_create(max_i64, NULL, 1, &other), UCOLL_OK)) {
+            n_checks++;
+            if (other == sum)
+                fail(name, "a new op got the handle of the op in use");
+        }
+        for (int round = 0; round < 2; round++) {
+            memset(out, 0xff, sizeof(out));
+            if (expect(name, ucoll_start(req), UCOLL_OK) && expect(name, ucoll_wait(req), UCOLL_OK))
+                check_i64(name, out, want, 3);
+        }
+        expect("ucoll_op_free of an op a completed, unfreed request uses", ucoll_op_free(sum),
+               UCOLL_ERR_STATE);
+        expect("request_free", ucoll_request_free(req), UCOLL_OK);
+        expect("op_free(max)", ucoll_op_free(other), UCOLL_OK);
+    }
+    name = "nonblocking allreduce with a user op that op_free refused";
+    memset(out, 0xff, sizeof(out));
+    if (expect("iallreduce with a user op", ucoll_iallreduce(w, in, out, 3, UCOLL_INT64, sum, &req),
+               UCOLL_OK)) {
+        expect("ucoll_op_free of an op an active request uses", ucoll_op_free(sum),
+               UCOLL_ERR_STATE);
+        if (expect(name, ucoll_wait(req), UCOLL_OK))
+            check_i64(name, out, want, 3);
+        expect("ucoll_op_free of an op a completed, unfreed request uses", ucoll_op_free(sum),
+               UCOLL_ERR_STATE);
+        expect("request_free", ucoll_request_free(req), UCOLL_OK);
+    }
+    expect("ucoll_op_free once no request uses it", ucoll_op_free(sum), UCOLL_OK);
+    expect("ucoll_op_free twice", ucoll_op_free(sum), UCOLL_ERR_INVALID_ARG);
+    usable(w, "freeing an op in use");
+}
+
+/* what a user op that calls ucoll got back */
+typedef struct {
+    ucoll_comm_t *w;
+    int calls;
+    int nst;
+    ucoll_status_t st[16];
+} reentry_t;
+
+static void reentrant_sum(const void *in, void *inout, size_t n, ucoll_dtype_t dt, void *arg)
+{
+    reentry_t *r = arg;
+    int64_t x = 1, y = 0;
+    ucoll_request_t *req = REQ_SENTINEL;
+    ucoll_comm_t *nc = NULL;
+    ucoll_op_t op;
+    r->calls++;
+    r->nst = 0;
+    r->st[r->nst++] = ucoll_barrier(r->w);
+    r->st[r->nst++] = ucoll_allreduce(r->w, &x, &y, 1, UCOLL_INT64, UCOLL_OP_SUM);
+    r->st[r->nst++] = ucoll_iallreduce(r->w, &x, &y, 1, UCOLL_INT64, UCOLL_OP_SUM, &req);
+    r->st[r->nst++] = ucoll_allreduce_init(r->w, &x, &y, 1, UCOLL_INT64, UCOLL_OP_SUM, &req);
+    r->st[r->nst++] = ucoll_bcast(r->w, &x, 1, UCOLL_INT64, 0);
+    r->st[r->nst++] = ucoll_comm_split(r->w, 0, 0, &nc);
+    r->st[r->nst++] = ucoll_set_algorithm(r->w, UCOLL_COLL_ALLREDUCE, "auto");
+    r->st[r->nst++] = ucoll_op_create(sum_i64, NULL, 1, &op);
+    r->st[r->nst++] = ucoll_finalize(r->w);
+    r->st[r->nst++] = ucoll_init(&nc);
+    if (req != REQ_SENTINEL || nc != NULL || x != 1 || y != 0)
+        r->st[r->nst++] = UCOLL_OK; /* a call wrote through its arguments */
+    sum_i64(in, inout, n, dt, NULL);
+}
+
+static void test_call_from_user_op(ucoll_comm_t *w)
+{
+    reentry_t r = {w, 0, 0, {0}};
+    ucoll_op_t op;
+    if (!expect("op_create(reentrant)", ucoll_op_create(reentrant_sum, &r, 1, &op), UCOLL_OK))
+        return;
+    int64_t in[2] = {g_rank, 1}, out[2] = {-1, -1};
+    const int64_t want[2] = {(int64_t)g_size * (g_size - 1) / 2, g_size};
+    const char *name = "allreduce with a user op that calls ucoll";
+    if (expect(name, ucoll_allreduce(w, in, out, 2, UCOLL_INT64, op), UCOLL_OK))
+        check_i64(name, out, want, 2);
+    /* with some process counts not every rank applies the op; some rank must */
+    int64_t calls = r.calls, all_calls = 0;
+    if (expect(name, ucoll_allreduce(w, &calls, &all_calls, 1, UCOLL_INT64, UCOLL_OP_SUM),
+               UCOLL_OK)) {
+        n_checks++;
+        if (all_calls == 0)
+            fail(name, "the user op was called on no rank");
+    }
+    for (int i = 0; i < r.nst; i++)
+        expect("a ucoll call from inside a user op", r.st[i], UCOLL_ERR_STATE);
+    expect("op_free(reentrant)", ucoll_op_free(op), UCOLL_OK);
+    usable(w, "ucoll calls from inside a user op");
+}
+
+/* a forked child of an initialised process: every call is refused, and nothing of its goes to
+ * the parent's peers */
+static void test_fork_child(ucoll_comm_t *w)
+{
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0) {
+        fail("fork", "%s", strerror(errno));
+        return;
+    }
+    if (pid == 0) {
+        int bad = 0;
+        int64_t x = 5, y = -1;
+        ucoll_request_t *req = REQ_SENTINEL;
+        ucoll_comm_t *nc = NULL;
+        ucoll_op_t op;
+        ucoll_status_t st[] = {
+            ucoll_barrier(w),
+            ucoll_allreduce(w, &x, &y, 1, UCOLL_INT64, UCOLL_OP_SUM),
+            ucoll_bcast(w, &x, 1, UCOLL_INT64, 0),
+            ucoll_iallreduce(w, &x, &y, 1, UCOLL_INT64, UCOLL_OP_SUM, &req),
+            ucoll_comm_split(w, 0, 0, &nc),
+            ucoll_op_create(sum_i64, NULL, 1, &op),
+            ucoll_finalize(w),
+            ucoll_init(&nc),
+        };
+        for (size_t i = 0; i < NELEM(st); i++)
+            if (st[i] != UCOLL_ERR_STATE) {
+                printf("FAIL rank %d: forked child: call %zu gave %s, expected ERR_STATE\n", g_rank,
+                       i, st_name(st[i]));
+                bad = 1;
+            }
+        if (y != -1 || x != 5 || req != REQ_SENTINEL || nc != NULL) {
+            printf("FAIL rank %d: forked child: a refused call wrote through its arguments\n",
+                   g_rank);
+            bad = 1;
+        }
+        fflush(stdout);
+        _exit(bad);
+    }
+    int status = 0;
+    n_checks++;
+    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        fail("forked child", "exited with status 0x%x, expected 0", (unsigned)status);
+    /* the parents' next collectives see only each other's data */
+    int64_t in[3] = {g_rank, 1, 2 * g_rank}, out[3] = {-1, -1, -1};
+    const int64_t s = (int64_t)g_size * (g_size - 1) / 2;
+    const int64_t want[3] = {s, g_size, 2 * s};
+    const char *name = "allreduce in the parents after a forked child called ucoll";
+    if (expect(name, ucoll_allreduce(w, in, out, 3, UCOLL_INT64, UCOLL_OP_SUM), UCOLL_OK))
+        check_i64(name, out, want, 3);
+    usable(w, "a forked child's calls");
+}
+
+static void test_misuse(ucoll_comm_t *w)
+{
+    test_aliasing(w);
+    test_op_in_use(w);
+    test_call_from_user_op(w);
+    test_fork_child(w);
+}
+
 /* ---------------------------------------------------------------- mismatched counts */
 
 static void fill_i32(int32_t *p, size_t n, int salt)
@@ -853,8 +1146,10 @@ static void test_after_finalize(ucoll_comm_t *w, ucoll_request_t *kept)
     expect("ucoll_init after ucoll_finalize", ucoll_init(&again), UCOLL_ERR_STATE);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    /* --only-misuse: only the misuse cases (for a quick run by hand; the suite runs all) */
+    const int only_misuse = argc > 1 && strcmp(argv[1], "--only-misuse") == 0;
     const char *t = getenv("UCOLL_TIMEOUT");
     g_timeout = t != NULL ? atof(t) : 0;
     if (g_timeout <= 0 || g_timeout > 30) {
@@ -878,11 +1173,16 @@ int main(void)
         printf("FATAL badinput_test: needs at least 3 ranks, got %d\n", g_size);
         return 2;
     }
-    test_arguments(w);
-    test_root_only(w);
-    test_requests(w);
-    test_mismatch(w);
-    test_late(w);
+    if (!only_misuse) {
+        test_arguments(w);
+        test_root_only(w);
+        test_requests(w);
+    }
+    test_misuse(w);
+    if (!only_misuse) {
+        test_mismatch(w);
+        test_late(w);
+    }
 
     /* a persistent request kept across ucoll_finalize */
     int32_t in = 1, out = 0;

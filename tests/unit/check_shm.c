@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,6 +20,7 @@ enum { CHECKED = 1u << 15 }; /* a tag bit left out of matching and compared afte
 
 typedef struct {
     shm_chan_t *ch[2];
+    int fd[2]; /* their segments (owned by the channels) */
 } pair_t;
 
 /* attaches ranks 0 and 1 of this process to each other (two segments, one pid) */
@@ -29,6 +31,7 @@ static void pair_open(pair_t *p)
     ck_assert_int_ge(fd[0], 0);
     ck_assert_int_ge(fd[1], 0);
     for (int r = 0; r < 2; r++) {
+        p->fd[r] = fd[r];
         ck_assert_int_eq(shm_attach(r, 2, fd[r], pid, fd, &p->ch[r]), UCOLL_OK);
         ck_assert_ptr_nonnull(p->ch[r]);
     }
@@ -267,6 +270,136 @@ START_TEST(cancel)
 }
 END_TEST
 
+/* ---- forged ring contents: what another process of this user could write there. The ring
+ * written by rank 0 and read by rank 1 is ring 0 of rank 1's segment; the test maps it a
+ * second time, as such a process would, and writes slot headers by the layout of shm.c:
+ * control line, then slots of { seq u32, len u32, tag u64, data }. */
+
+static unsigned char *map_ring_0_to_1(const pair_t *p)
+{
+    void *m = mmap(NULL, SHM_RING_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, p->fd[1], 0);
+    ck_assert_ptr_ne(m, MAP_FAILED);
+    return m;
+}
+
+static void forge_slot(unsigned char *ring, int slot, uint32_t seq, uint32_t len, uint64_t tag)
+{
+    unsigned char *h = ring + SHM_RING_CONTROL + (size_t)slot * SHM_SLOT_BYTES;
+    memcpy(h + 4, &len, 4);
+    memcpy(h + 8, &tag, 8);
+    __atomic_store_n((uint32_t *)(void *)h, seq, __ATOMIC_RELEASE);
+}
+
+/* the rank-1 side of the pair gives up rank 0: every op with it fails, nothing is written */
+static void assert_abandoned(pair_t *p)
+{
+    unsigned char out[16], want[16];
+    memset(out, 0x3c, sizeof(out));
+    memcpy(want, out, sizeof(out));
+    tp_op_t r, s;
+    recv_msg(p->ch[1], 0, out, 8, 9, &r);
+    ck_assert_int_eq(r.done, 1);
+    ck_assert_int_eq(r.status, UCOLL_ERR_TRANSPORT);
+    send_msg(p->ch[1], 0, out, 8, 9, &s);
+    ck_assert_int_eq(s.done, 1);
+    ck_assert_int_eq(s.status, UCOLL_ERR_TRANSPORT);
+    ck_assert_mem_eq(out, want, sizeof(out));
+    ck_assert_uint_eq(stats(p->ch[1]).received, 0);
+    ck_assert_uint_eq(stats(p->ch[1]).unexpected, 0);
+    ck_assert_uint_eq(stats(p->ch[1]).sent, 0);
+}
+
+/* a slot whose length is beyond any message, with no receive posted (the message would be
+ * copied to the unexpected list: 4 GiB out of a 4 KiB slot) */
+START_TEST(forged_length_unexpected)
+{
+    pair_t p;
+    pair_open(&p);
+    unsigned char *ring = map_ring_0_to_1(&p);
+    forge_slot(ring, 0, 1, 0xfffffff0u, 9);
+    shm_progress(p.ch[1]);
+    shm_progress(p.ch[1]);
+    assert_abandoned(&p);
+    munmap(ring, SHM_RING_BYTES);
+    pair_close(&p);
+}
+END_TEST
+
+/* the same with a receive posted, and a length just over the limit: the receive fails with
+ * UCOLL_ERR_TRANSPORT (not TRUNCATED: the peer did not send it) and its buffer is untouched */
+START_TEST(forged_length_posted)
+{
+    pair_t p;
+    pair_open(&p);
+    unsigned char *ring = map_ring_0_to_1(&p);
+    unsigned char out[16], want[16];
+    memset(out, 0x77, sizeof(out));
+    memcpy(want, out, sizeof(out));
+    tp_op_t r;
+    recv_msg(p.ch[1], 0, out, 8, 9, &r);
+    ck_assert_int_eq(r.done, 0);
+    forge_slot(ring, 0, 1, SHM_MAX_MESSAGE + 1, 9);
+    ck_assert_uint_eq(shm_progress(p.ch[1]), 1); /* the failed receive */
+    ck_assert_int_eq(r.done, 1);
+    ck_assert_int_eq(r.status, UCOLL_ERR_TRANSPORT);
+    ck_assert_mem_eq(out, want, sizeof(out));
+    assert_abandoned(&p);
+    munmap(ring, SHM_RING_BYTES);
+    pair_close(&p);
+}
+END_TEST
+
+/* a genuine message, then a forged one in the next slot: the first is delivered, the second
+ * abandons the ring */
+START_TEST(forged_after_genuine)
+{
+    pair_t p;
+    pair_open(&p);
+    unsigned char *ring = map_ring_0_to_1(&p);
+    uint64_t in = 0x1122334455667788ULL, out = 0;
+    tp_op_t s, r;
+    send_msg(p.ch[0], 1, &in, 8, 4, &s);
+    forge_slot(ring, 1, 2, UINT32_MAX, 5);
+    recv_msg(p.ch[1], 0, &out, 8, 4, &r);
+    shm_progress(p.ch[1]);
+    ck_assert_int_eq(r.done, 1);
+    ck_assert_int_eq(r.status, UCOLL_OK);
+    ck_assert(out == in);
+    ck_assert_uint_eq(stats(p.ch[1]).received, 1);
+    tp_op_t r2;
+    uint64_t out2 = 0;
+    recv_msg(p.ch[1], 0, &out2, 8, 5, &r2);
+    ck_assert_int_eq(r2.done, 1);
+    ck_assert_int_eq(r2.status, UCOLL_ERR_TRANSPORT);
+    ck_assert(out2 == 0);
+    munmap(ring, SHM_RING_BYTES);
+    pair_close(&p);
+}
+END_TEST
+
+/* the reader's consumed count, forged beyond what the writer wrote: rank 0's next send to a
+ * full ring fails instead of overwriting slots or waiting for ever */
+START_TEST(forged_consumed_count)
+{
+    pair_t p;
+    pair_open(&p);
+    unsigned char *ring = map_ring_0_to_1(&p);
+    int in = 5;
+    tp_op_t s[SHM_SLOTS + 1];
+    for (int i = 0; i < SHM_SLOTS; i++) {
+        send_msg(p.ch[0], 1, &in, sizeof(int), (uint64_t)i, &s[i]);
+        ck_assert_int_eq(s[i].done, 1);
+    }
+    __atomic_store_n((uint32_t *)(void *)ring, 1000u, __ATOMIC_RELEASE);
+    send_msg(p.ch[0], 1, &in, sizeof(int), 99, &s[SHM_SLOTS]);
+    ck_assert_int_eq(s[SHM_SLOTS].done, 1);
+    ck_assert_int_eq(s[SHM_SLOTS].status, UCOLL_ERR_TRANSPORT);
+    ck_assert_uint_eq(stats(p.ch[0]).sent, SHM_SLOTS);
+    munmap(ring, SHM_RING_BYTES);
+    pair_close(&p);
+}
+END_TEST
+
 /* shm_reaches: only enabled peers, only messages that fit a slot */
 START_TEST(reaches)
 {
@@ -393,6 +526,10 @@ int main(void)
     tcase_add_test(tc, reaches);
     tcase_add_test(tc, attach_failure);
     tcase_add_test(tc, two_processes);
+    tcase_add_test(tc, forged_length_unexpected);
+    tcase_add_test(tc, forged_length_posted);
+    tcase_add_test(tc, forged_after_genuine);
+    tcase_add_test(tc, forged_consumed_count);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

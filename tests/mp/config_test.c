@@ -1,0 +1,139 @@
+/*
+ * tests/mp/config_test.c: UCOLL_* values that are not what their variable takes make
+ * ucoll_init fail with UCOLL_ERR_INVALID_ARG and a message on stderr that names the variable
+ * and the value. One process, no launcher: ucoll_init_oob with a 1-rank allgather (a copy), so
+ * that init can be tried again after each refusal. Refused: NaN, infinity where no limit is
+ * meant, negative numbers, trailing or leading junk, numbers that overflow (a 20-digit size),
+ * an unknown algorithm name. Accepted at the end: UCOLL_TIMEOUT=inf with small sizes, and a
+ * collective runs with them.
+ * Output: FAIL lines, then "config_test: C checks, F failed; verdict: PASS|FAIL".
+ */
+#include <ucoll.h>
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static long n_checks, n_failed;
+
+static int one_rank_allgather(const void *src, void *dst, size_t len, void *ctx)
+{
+    (void)ctx;
+    memcpy(dst, src, len);
+    return 0;
+}
+
+static const ucoll_oob_t oob = {one_rank_allgather, NULL, 0, 1};
+
+/* ucoll_init_oob with stderr going to a file; its text (at most cap - 1 bytes) into msg */
+static ucoll_status_t init_capturing(ucoll_comm_t **w, char *msg, size_t cap)
+{
+    char path[] = "/tmp/ucoll-config-test.XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0) {
+        perror("mkstemp");
+        exit(2);
+    }
+    unlink(path);
+    fflush(stderr);
+    int saved = dup(2);
+    dup2(fd, 2);
+    ucoll_status_t st = ucoll_init_oob(&oob, w);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    ssize_t n = pread(fd, msg, cap - 1, 0);
+    msg[n > 0 ? n : 0] = '\0';
+    close(fd);
+    return st;
+}
+
+static void refused(const char *var, const char *value)
+{
+    char msg[4096];
+    ucoll_comm_t *w = NULL;
+    setenv(var, value, 1);
+    ucoll_status_t st = init_capturing(&w, msg, sizeof(msg));
+    unsetenv(var);
+    char want[256];
+    snprintf(want, sizeof(want), "%s=%s", var, value);
+    n_checks += 2;
+    if (st != UCOLL_ERR_INVALID_ARG) {
+        n_failed++;
+        printf("FAIL: %s: ucoll_init_oob gave %d (%s), expected UCOLL_ERR_INVALID_ARG\n", want,
+               (int)st, ucoll_strerror(st));
+        if (st == UCOLL_OK)
+            ucoll_finalize(w);
+    }
+    if (strstr(msg, want) == NULL) {
+        n_failed++;
+        printf("FAIL: %s: the message does not name it: \"%s\"\n", want, msg);
+    }
+}
+
+int main(void)
+{
+    static const struct {
+        const char *var, *value;
+    } bad[] = {
+        {"UCOLL_TIMEOUT", "nan"},
+        {"UCOLL_TIMEOUT", "NaN"},
+        {"UCOLL_TIMEOUT", "-1"},
+        {"UCOLL_TIMEOUT", "2s"},
+        {"UCOLL_TIMEOUT", "abc"},
+        {"UCOLL_TIMEOUT", "1e400"},
+        {"UCOLL_TIMEOUT", " 3"},
+        {"UCOLL_ALPHA_US", "nan"},
+        {"UCOLL_ALPHA_US", "inf"},
+        {"UCOLL_ALPHA_US", "-1"},
+        {"UCOLL_ALPHA_US", "5x"},
+        {"UCOLL_BETA_NS_PER_BYTE", "-0.5"},
+        {"UCOLL_BETA_NS_PER_BYTE", "infinity"},
+        {"UCOLL_SEGMENT_SIZE", "99999999999999999999"},
+        {"UCOLL_SEGMENT_SIZE", "18446744073709551616"},
+        {"UCOLL_SEGMENT_SIZE", "-5"},
+        {"UCOLL_SEGMENT_SIZE", " -5"},
+        {"UCOLL_SEGMENT_SIZE", "12k"},
+        {"UCOLL_SEGMENT_SIZE", "0x10"},
+        {"UCOLL_SEGMENT_SIZE", "1.5"},
+        {"UCOLL_REDUCE_RHRD_MIN", "99999999999999999999"},
+        {"UCOLL_ALLREDUCE_RHRD_MIN", "-1"},
+        {"UCOLL_EXSCAN_ALG", "no-such-algorithm"},
+        {"UCOLL_BCAST_ALG", "no-such-algorithm"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        refused(bad[i].var, bad[i].value);
+
+    /* valid values: init works and a collective runs with them */
+    setenv("UCOLL_TIMEOUT", "inf", 1);
+    setenv("UCOLL_SEGMENT_SIZE", "1000", 1);
+    setenv("UCOLL_ALPHA_US", "1.5", 1);
+    setenv("UCOLL_BETA_NS_PER_BYTE", "0.25", 1);
+    char msg[4096];
+    ucoll_comm_t *w = NULL;
+    ucoll_status_t st = init_capturing(&w, msg, sizeof(msg));
+    n_checks++;
+    if (st != UCOLL_OK) {
+        n_failed++;
+        printf("FAIL: valid values: ucoll_init_oob gave %d: \"%s\"\n", (int)st, msg);
+    } else {
+        int64_t in[3] = {1, 2, 3}, out[3] = {0, 0, 0};
+        st = ucoll_allreduce(w, in, out, 3, UCOLL_INT64, UCOLL_OP_SUM);
+        n_checks++;
+        if (st != UCOLL_OK || out[0] != 1 || out[1] != 2 || out[2] != 3) {
+            n_failed++;
+            printf("FAIL: allreduce with valid values: %d, %lld %lld %lld\n", (int)st,
+                   (long long)out[0], (long long)out[1], (long long)out[2]);
+        }
+        n_checks++;
+        if ((st = ucoll_finalize(w)) != UCOLL_OK) {
+            n_failed++;
+            printf("FAIL: finalize: %d\n", (int)st);
+        }
+    }
+    printf("config_test: %ld checks, %ld failed; verdict: %s\n", n_checks, n_failed,
+           n_failed == 0 ? "PASS" : "FAIL");
+    return n_failed == 0 ? 0 : 1;
+}
