@@ -168,8 +168,9 @@ ucoll_status_t ucoll_op_create(ucoll_user_fn_t fn, void *arg, int commutative, u
  * user op */
 ucoll_status_t ucoll_op_free(ucoll_op_t op);
 /* States the cost of one application of a user op, in nanoseconds per byte of the vector, for
- * the cost model of `auto` (README, "Algorithm choice"). Without it the cost is measured once
- * per communicator on first use. Call it with the same value on every rank. */
+ * the cost model of `auto` (README, "Algorithm choice"). Without it the op is assumed to cost
+ * as much as the costliest predefined op on the same dtype (measured at init). Call it with the
+ * same value on every rank. */
 ucoll_status_t ucoll_op_set_cost(ucoll_op_t op, double ns_per_byte);
 
 typedef struct ucoll_comm ucoll_comm_t;

@@ -10,9 +10,12 @@
  * sends or receives in that round. --ranks adds a per-rank listing with every step.
  * --predict ALPHA_US,BETA_NS,GAMMA_NS appends path_ops=<n> predicted_us=<t>, the cost model
  * of `auto` (src/alg/cost.h): rounds*(alpha + m*beta) + path_ops*m*gamma, path_ops being the
- * (+) on the critical path. -a auto names the algorithm auto picks (alg=<name>
- * auto=1): for exscan by that cost model (default 1,0.1,0.1 without --predict), for reduce and
- * allreduce by the UCOLL_*_RHRD_MIN thresholds (environment or defaults).
+ * (+) on the critical path. -a auto names the algorithm the library's own selection
+ * (cost_select) picks (alg=<name> auto=1): for exscan by that cost model with alpha, beta, gamma
+ * from --predict, else UCOLL_ALPHA_US / UCOLL_BETA_NS_PER_BYTE / UCOLL_GAMMA_NS_PER_BYTE, else
+ * 1,0.1,0.1, and prints the chosen algorithm's closed-form figures with path_ops, predicted_us
+ * and the parameters assumed, without building a schedule (with --ranks: the schedules' figures);
+ * for reduce and allreduce by the UCOLL_*_RHRD_MIN thresholds (environment or defaults).
  * Exit status: 0 correct, 1 the schedules are incorrect (the error is on stderr), 2 usage.
  */
 #include "alg/alg.h"
@@ -44,7 +47,8 @@ static void usage(FILE *f)
             "      --ranks            also list every rank's figures and steps\n"
             "      --predict A,B,G    append the cost model's time: alpha us/round, beta ns/byte,\n"
             "                         gamma ns/byte of one (+)\n"
-            "  -a auto                the algorithm auto picks (exscan: cost model of --predict)\n",
+            "  -a auto                the algorithm the library's auto picks (exscan: its cost\n"
+            "                         model, parameters from --predict or UCOLL_*_NS/US)\n",
             MAX_P);
 }
 
@@ -118,7 +122,7 @@ int main(int argc, char **argv)
     };
     const char *coll_s = NULL, *alg_s = NULL, *p_s = NULL, *m_s = "8", *root_s = "0";
     int ranks = 0, commutative = 1, c, predict = 0;
-    cost_params_t cost = {1.0, 0.1, 0.1};
+    cost_params_t cost = {COST_DEFAULT_ALPHA_US, COST_DEFAULT_BETA_NS, COST_DEFAULT_GAMMA_NS};
 
     while ((c = getopt_long(argc, argv, "c:a:p:m:r:h", opts, NULL)) != -1) {
         switch (c) {
@@ -232,20 +236,33 @@ int main(int argc, char **argv)
         ucoll_config_t cfg;
         if (config_read(&cfg) != UCOLL_OK)
             return 2;
-        if (coll == UCOLL_COLL_EXSCAN) {
-            size_t n;
-            cost_exscan_candidates(&n);
-            sched_figures_t *figs = calloc(n, sizeof(*figs));
-            int have = 0;
-            alg_s = figs != NULL ? cost_auto_exscan((int)p, (double)m, &cost, figs, &have) : NULL;
-            free(figs);
-        } else {
-            alg_s = cost_auto_fixed(coll, coll == UCOLL_COLL_BARRIER ? 0 : (size_t)m, commutative,
-                                    cfg.reduce_rhrd_min, cfg.allreduce_rhrd_min);
+        if (!predict) { /* what the library assumes when these variables are set */
+            if (cfg.alpha_us >= 0)
+                cost.alpha_us = cfg.alpha_us;
+            if (cfg.beta_ns >= 0)
+                cost.beta_ns = cfg.beta_ns;
+            if (cfg.gamma_ns >= 0)
+                cost.gamma_ns = cfg.gamma_ns;
         }
+        const size_t bytes = coll == UCOLL_COLL_BARRIER ? 0 : (size_t)m;
+        alg_s = cost_select(coll, (int)p, bytes, commutative, &cost, cfg.reduce_rhrd_min,
+                            cfg.allreduce_rhrd_min);
         if (alg_s == NULL || (alg = alg_lookup(coll, alg_s, &param)) == NULL) {
-            fprintf(stderr, "ucoll_sched: cannot resolve auto (out of memory)\n");
+            fprintf(stderr, "ucoll_sched: cannot resolve auto\n");
             return 1;
+        }
+        sched_figures_t fig;
+        if (coll == UCOLL_COLL_EXSCAN && !ranks &&
+            cost_exscan_figures(alg, param, (int)p, &fig) == 0) {
+            /* the closed forms the choice was made from: no schedule is built (every exscan
+             * message is the whole vector, so the volume is rounds * m) */
+            printf("coll=%s alg=%s p=%lld bytes=%lld rounds=%u max_ops=%u volume=%llu auto=1 "
+                   "path_ops=%u predicted_us=%.3f alpha_us=%g beta_ns=%g gamma_ns=%g\n",
+                   coll_s, alg_s, p, m, fig.rounds, fig.max_ops,
+                   (unsigned long long)fig.rounds * (unsigned long long)m, fig.path_ops,
+                   cost_predict_us(&fig, (double)m, &cost), cost.alpha_us, cost.beta_ns,
+                   cost.gamma_ns);
+            return 0;
         }
     }
     if (!commutative && !(alg->flags & ALG_ORDER_PRESERVING)) {

@@ -217,7 +217,7 @@ static ucoll_status_t init_common(bootstrap_t *bs, ucoll_comm_t **world)
             goto fail;
         }
     }
-    if ((st = select_measure_network(ctx)) != UCOLL_OK)
+    if ((st = measure_cost_model(ctx)) != UCOLL_OK)
         goto fail;
     bootstrap_free_blobs(bs->size, blobs, lens);
     free(addrs);

@@ -28,6 +28,10 @@ static const config_var_t vars[] = {
      "measurement"},
     {"UCOLL_BETA_NS_PER_BYTE", "measured at init",
      "transfer time per byte (ns) in auto's cost model"},
+    {"UCOLL_GAMMA_NS_PER_BYTE", "measured at init",
+     "time per byte (ns) of one (+) of every predefined op and dtype in auto's cost model (user "
+     "ops: ucoll_op_set_cost). With UCOLL_ALPHA_US and UCOLL_BETA_NS_PER_BYTE also set, init "
+     "runs no collective"},
     {"UCOLL_REDUCE_RHRD_MIN", "32768",
      "auto reduce: rhrd (commutative ops) from this many bytes, binomial below"},
     {"UCOLL_ALLREDUCE_RHRD_MIN", "32768",
@@ -113,10 +117,10 @@ ucoll_status_t config_read(ucoll_config_t *cfg)
             return UCOLL_ERR_INVALID_ARG;
         cfg->timeout_s = isinf(v) ? 0 : v; /* inf: no limit, as unset */
     }
-    cfg->alpha_us = cfg->beta_ns = -1;
-    const char *names[2] = {"UCOLL_ALPHA_US", "UCOLL_BETA_NS_PER_BYTE"};
-    double *dst[2] = {&cfg->alpha_us, &cfg->beta_ns};
-    for (int i = 0; i < 2; i++) {
+    cfg->alpha_us = cfg->beta_ns = cfg->gamma_ns = -1;
+    const char *names[3] = {"UCOLL_ALPHA_US", "UCOLL_BETA_NS_PER_BYTE", "UCOLL_GAMMA_NS_PER_BYTE"};
+    double *dst[3] = {&cfg->alpha_us, &cfg->beta_ns, &cfg->gamma_ns};
+    for (int i = 0; i < 3; i++) {
         const char *v = getenv(names[i]);
         if (v == NULL || *v == '\0')
             continue;

@@ -50,6 +50,7 @@ typedef struct {
     tp_failure_mode_t failure; /* UCOLL_FAILURE_DETECTION */
     const char *alg_env[UCOLL_NCOLLS]; /* UCOLL_<COLL>_ALG values or NULL */
     double alpha_us, beta_ns;          /* UCOLL_ALPHA_US, UCOLL_BETA_NS_PER_BYTE; < 0: measure */
+    double gamma_ns;                   /* UCOLL_GAMMA_NS_PER_BYTE; < 0: measure */
     size_t reduce_rhrd_min, allreduce_rhrd_min; /* auto: rhrd from this many bytes */
 } ucoll_config_t;
 ucoll_status_t config_read(ucoll_config_t *cfg);
@@ -83,25 +84,16 @@ struct ucoll_comm {
     /* requests of blocking calls, most recently used first, each keeping its schedule and
      * scratch: a program alternating collectives, roots or sizes rebuilds nothing */
     ucoll_request_t *blocking[COMM_BLOCKING_CACHE];
-    /* auto's cost model: exscan candidates' figures (computed on first use) and gamma per
-     * (op, dtype) agreed by every rank of the comm */
-    sched_figures_t *exscan_figs;
-    int have_exscan_figs;
     /* auto's last choice per collective: repeated calls skip the cost model and the lookup */
     struct auto_choice {
         int valid, commutative; /* (a freed op's handle may come back non-commutative) */
         ucoll_op_t op;
         ucoll_dtype_t dtype;
         size_t count;
+        double gamma_ns; /* ucoll_op_set_cost may change a user op's */
         const alg_desc_t *alg;
         int param;
     } last_auto[UCOLL_NCOLLS];
-    struct gamma_entry {
-        ucoll_op_t op;
-        ucoll_dtype_t dtype;
-        double gamma_ns;
-    } * gammas;
-    size_t ngammas;
     struct ucoll_comm *next; /* every comm of the context */
 };
 
@@ -161,6 +153,9 @@ struct ucoll_ctx {
     double last_pass;        /* now_seconds() of the last progress pass (UCOLL_TIMEOUT) */
     uint64_t comm_ids_used[COMM_ID_WORDS]; /* tag comm ids of this process's live comms */
     cost_params_t net; /* alpha and beta agreed by all ranks at init (gamma unused here) */
+    /* gamma (ns per byte) of each predefined op on each dtype, agreed at init; 0 where the op
+     * does not apply to the dtype */
+    double gamma_ns[UCOLL_NOPS][UCOLL_NDTYPES];
 };
 
 /* executor (exec.c) */
@@ -185,13 +180,14 @@ void coll_release_requests(ucoll_ctx_t *ctx);
 /* 1 if a request not yet freed with ucoll_request_free refers to comm */
 int coll_comm_has_requests(const ucoll_comm_t *comm);
 
-/* algorithm selection (select.c); may run a collective on comm (to agree on gamma) the first
- * time auto meets an (op, dtype) on it */
+/* algorithm selection (select.c): gathers the cost model's inputs and calls cost_select; local
+ * arithmetic only, no message, no schedule built */
 ucoll_status_t select_algorithm(ucoll_comm_t *comm, ucoll_coll_t coll, ucoll_op_t op,
                                 ucoll_dtype_t dtype, size_t count, const alg_desc_t **alg,
                                 int *param);
-/* measures alpha and beta on world (or takes them from the environment), the same on all ranks */
-ucoll_status_t select_measure_network(ucoll_ctx_t *ctx);
 void select_comm_cleanup(ucoll_comm_t *comm);
+/* at init (measure.c): alpha, beta and every predefined (op, dtype)'s gamma, measured on world
+ * and agreed in one allreduce, or taken from the environment (all three set: no collective) */
+ucoll_status_t measure_cost_model(ucoll_ctx_t *ctx);
 
 #endif

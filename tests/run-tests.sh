@@ -391,6 +391,11 @@ run_job "fault: SIGKILL of a rank, np=4, UCOLL_FAILURE_DETECTION=ucx" none 400 \
     "UCOLL_FAILURE_DETECTION=ucx" tests/mp/run_fault.sh --np 4 --reps "$fault_reps" --seed 201
 run_job "fault: SIGKILL of a rank, np=6 as 2 hosts" none 500 "UCOLL_TEST_HOSTS=2" \
     tests/mp/run_fault.sh --np 6 --reps "$fault_reps" --seed 301
+# an auto exscan started on one comm while other ranks are in a barrier on another: no call
+# may block on a collective of its own (UCOLL_TIMEOUT turns a hang into an error)
+for np in 3 4 5; do
+    run_job "order_test np=$np" "$np" 240 "UCOLL_TIMEOUT=30" tests/mp/order_test --expect-size "$np"
+done
 run_job "badinput np=4" 4 300 "UCOLL_TIMEOUT=3 UCOLL_TEST_SHM_COUNTS=1" tests/mp/badinput_test
 # its counts across the on-host channel's size limit need the channel in use
 shm_counts_check "badinput np=4" 4 some

@@ -1,8 +1,17 @@
-/* The cost model of `auto` (see cost.h): figures counted from the schedules, and the choice. */
+/* The cost model of `auto` (see cost.h): figures counted from the schedules (for tools and
+ * tests), and the choice from closed-form figures. */
 #include "cost.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+
+static atomic_ulong figures_builds;
+
+unsigned long sched_figures_builds(void)
+{
+    return atomic_load(&figures_builds);
+}
 
 int sched_figures(const alg_desc_t *alg, int param, int p, size_t count, size_t elem_size, int root,
                   int commutative, sched_figures_t *fig)
@@ -20,6 +29,7 @@ int sched_figures(const alg_desc_t *alg, int param, int p, size_t count, size_t 
     for (int r = 0; r < p; r++) {
         sched_args_t a = {r, p, root, count, elem_size, param, commutative};
         sched_init(&s[r]);
+        atomic_fetch_add(&figures_builds, 1);
         if (alg->build(&s[r], &a) != 0)
             goto out;
         if (s[r].nrounds > fig->rounds)
@@ -116,19 +126,29 @@ const char *cost_auto_fixed(ucoll_coll_t coll, size_t bytes, int commutative,
     }
 }
 
-const char *cost_auto_exscan(int p, double bytes, const cost_params_t *cost, sched_figures_t *figs,
-                             int *have_figs)
+const char *cost_auto_exscan(int p, double bytes, const cost_params_t *cost, sched_figures_t *fig)
 {
     size_t n;
     const char *const *names = cost_exscan_candidates(&n);
-    if (!*have_figs) {
-        for (size_t i = 0; i < n; i++) {
-            int param;
-            const alg_desc_t *d = alg_lookup(UCOLL_COLL_EXSCAN, names[i], &param);
-            if (d == NULL || sched_figures(d, param, p, 1, 1, 0, 0, &figs[i]) != 0)
-                return NULL;
-        }
-        *have_figs = 1;
+    sched_figures_t figs[sizeof(exscan_candidates) / sizeof(exscan_candidates[0])];
+    for (size_t i = 0; i < n; i++) {
+        int param = 0;
+        const alg_desc_t *alg = alg_lookup(UCOLL_COLL_EXSCAN, names[i], &param);
+        /* every candidate is in the registry and has a closed form (check_cost) */
+        cost_exscan_figures(alg, param, p, &figs[i]);
     }
-    return names[cost_pick(figs, n, bytes, cost)];
+    const size_t best = cost_pick(figs, n, bytes, cost);
+    if (fig != NULL)
+        *fig = figs[best];
+    return names[best];
+}
+
+const char *cost_select(ucoll_coll_t coll, int p, size_t bytes, int commutative,
+                        const cost_params_t *cost, size_t reduce_rhrd_min,
+                        size_t allreduce_rhrd_min)
+{
+    /* every exscan candidate preserves operand order: commutativity does not matter there */
+    if (coll == UCOLL_COLL_EXSCAN)
+        return cost_auto_exscan(p, (double)bytes, cost, NULL);
+    return cost_auto_fixed(coll, bytes, commutative, reduce_rhrd_min, allreduce_rhrd_min);
 }

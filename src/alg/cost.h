@@ -1,8 +1,10 @@
 /*
  * The cost model `auto` uses to choose an exscan algorithm:
  *   time = rounds * (alpha + m * beta) + path_ops * m * gamma
- * with m the vector's bytes, rounds and path_ops read off the schedules themselves, alpha
- * (us per round), beta (ns per byte) and gamma (ns per byte of one (+)) measured or stated.
+ * with m the vector's bytes, rounds and path_ops from each candidate's closed form
+ * (exscan_figures.c, checked against the schedules by the unit tests), alpha (us per round),
+ * beta (ns per byte) and gamma (ns per byte of one (+)) measured or stated. Selection is a pure
+ * function of its inputs (cost_select): it builds no schedule and talks to no process.
  * path_ops is the number of (+) on the critical path: the longest chain of (+) applications
  * that depend on each other through messages. For the round-optimal algorithms it is close to
  * max_ops (the most (+) of any one process); for `linear` it is p - 2, not 1, because each
@@ -25,10 +27,22 @@ typedef struct {
     unsigned path_ops; /* REDUCE steps on the longest dependency chain */
 } sched_figures_t;
 
+/* what ucoll_sched assumes when neither the environment nor --predict says otherwise */
+#define COST_DEFAULT_ALPHA_US 1.0
+#define COST_DEFAULT_BETA_NS 0.1
+#define COST_DEFAULT_GAMMA_NS 0.1
+
 /* builds every rank's schedule and counts rounds and (+) steps, following messages round by
- * round for path_ops; -1 if a build fails or memory runs out */
+ * round for path_ops; -1 if a build fails or memory runs out. O(p log p) time and memory: for
+ * tools and tests, never for selection */
 int sched_figures(const alg_desc_t *alg, int param, int p, size_t count, size_t elem_size, int root,
                   int commutative, sched_figures_t *fig);
+/* schedules sched_figures has built in this process (tests: selection builds none) */
+unsigned long sched_figures_builds(void);
+
+/* the figures of an exscan candidate (any exscan algorithm of the registry, doubling:Q with its
+ * param) for p processes, from closed forms in O(log p); -1 for an algorithm without one */
+int cost_exscan_figures(const alg_desc_t *alg, int param, int p, sched_figures_t *fig);
 
 double cost_predict_us(const sched_figures_t *fig, double bytes, const cost_params_t *cost);
 
@@ -44,9 +58,15 @@ size_t cost_pick(const sched_figures_t *figs, size_t n, double bytes, const cost
 const char *cost_auto_fixed(ucoll_coll_t coll, size_t bytes, int commutative,
                             size_t reduce_rhrd_min, size_t allreduce_rhrd_min);
 
-/* the exscan algorithm auto picks for p processes and m bytes: figures counted from the
- * schedules (in figs, n = cost_exscan_candidates' length, computed when *have_figs is 0) */
-const char *cost_auto_exscan(int p, double bytes, const cost_params_t *cost, sched_figures_t *figs,
-                             int *have_figs);
+/* the exscan algorithm auto picks for p processes and m bytes (closed-form figures); fig, if not
+ * NULL, gets the chosen one's */
+const char *cost_auto_exscan(int p, double bytes, const cost_params_t *cost, sched_figures_t *fig);
+
+/* auto's choice for one call, the same on every rank given the same inputs: the algorithm's
+ * name for coll on p processes, a vector of `bytes`, an op that is (not) commutative, the
+ * cost parameters (gamma: of this op and dtype) and the reduce/allreduce rhrd thresholds */
+const char *cost_select(ucoll_coll_t coll, int p, size_t bytes, int commutative,
+                        const cost_params_t *cost, size_t reduce_rhrd_min,
+                        size_t allreduce_rhrd_min);
 
 #endif

@@ -1,14 +1,151 @@
 /*
- * Unit tests of auto's cost model (src/alg/cost.c): figures counted from the schedules, the
- * critical-path (+) count, and which exscan algorithm auto picks. Expected values come from
- * algorithms.md (the 1.4 table, the linear chain) and hand calculation, not from the code.
+ * Unit tests of auto's cost model (src/alg/cost.c, exscan_figures.c): figures counted from the
+ * schedules, the critical-path (+) count, the closed forms against the schedules for every
+ * p <= 4096, and which exscan algorithm auto picks. Expected values come from algorithms.md
+ * (the 1.4 table, the linear chain), hand calculation and the schedules themselves, not from
+ * the closed forms.
  */
 #include "alg/alg.h"
 #include "alg/cost.h"
+#include "symbolic.h"
 
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
+
+/*
+ * The figures of sched_figures, counted from the schedules with memory reused across calls:
+ * each rank's schedule is built into one sched_t and reduced to its exchanges (round, peer it
+ * receives from, (+) applied before it), which are then replayed round by round. Checked
+ * against sched_figures below; fast enough to sweep every p up to 4096.
+ */
+typedef struct {
+    uint32_t round, nreduce;
+    int32_t rank, from;
+} xchg_event_t;
+
+typedef struct {
+    sched_t s;
+    xchg_event_t *ev, *sorted;
+    size_t *first; /* counting sort of events by round */
+    unsigned *ops, *path, *sent, *tail;
+    size_t ev_cap, round_cap, p_cap;
+} counter_t;
+
+static void *grow(void *p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return p;
+    size_t c = *cap ? *cap : 256;
+    while (c < need)
+        c *= 2;
+    p = realloc(p, c * elem);
+    if (p == NULL)
+        ck_abort_msg("out of memory");
+    *cap = c;
+    return p;
+}
+
+static void counter_free(counter_t *c)
+{
+    sched_destroy(&c->s);
+    free(c->ev);
+    free(c->sorted);
+    free(c->first);
+    free(c->ops);
+    free(c->path);
+    free(c->sent);
+    free(c->tail);
+}
+
+static void count_figures(counter_t *c, const alg_desc_t *alg, int param, int p,
+                          sched_figures_t *fig)
+{
+    size_t nev = 0;
+    memset(fig, 0, sizeof(*fig));
+    if ((size_t)p > c->p_cap) {
+        size_t cap = c->p_cap;
+        c->ops = grow(c->ops, &cap, (size_t)p, sizeof(unsigned));
+        cap = c->p_cap;
+        c->path = grow(c->path, &cap, (size_t)p, sizeof(unsigned));
+        cap = c->p_cap;
+        c->sent = grow(c->sent, &cap, (size_t)p, sizeof(unsigned));
+        cap = c->p_cap;
+        c->tail = grow(c->tail, &cap, (size_t)p, sizeof(unsigned));
+        c->p_cap = cap;
+    }
+    for (int r = 0; r < p; r++) {
+        sched_args_t a = {r, p, 0, 1, 1, param, 0};
+        sched_clear(&c->s);
+        /* plain ifs in this loop: every ck_assert reports a mark point to the parent process */
+        if (alg->build(&c->s, &a) != 0)
+            ck_abort_msg("%s p=%d rank %d: the builder failed", alg->name, p, r);
+        uint32_t nreduce = 0;
+        int64_t last_round = -1;
+        for (size_t i = 0; i < c->s.nsteps; i++) {
+            const sched_step_t *st = &c->s.steps[i];
+            if (st->kind == SCHED_REDUCE)
+                nreduce++;
+            if (st->kind != SCHED_XCHG)
+                continue;
+            /* sched_figures, too, expects one exchange per round, in round order */
+            if ((int64_t)st->round <= last_round)
+                ck_abort_msg("%s p=%d rank %d: two exchanges in round %u", alg->name, p, r,
+                             st->round);
+            last_round = st->round;
+            if (nev == c->ev_cap) {
+                size_t cap = c->ev_cap;
+                c->sorted = grow(c->sorted, &cap, nev + 1, sizeof(xchg_event_t));
+                c->ev = grow(c->ev, &c->ev_cap, nev + 1, sizeof(xchg_event_t));
+            }
+            c->ev[nev++] = (xchg_event_t){st->round, nreduce, r, st->recv_peer};
+            nreduce = 0;
+        }
+        c->tail[r] = nreduce; /* (+) after the last exchange */
+        if (c->s.nrounds > fig->rounds)
+            fig->rounds = c->s.nrounds;
+    }
+    c->first = grow(c->first, &c->round_cap, (size_t)fig->rounds + 1, sizeof(size_t));
+    memset(c->first, 0, ((size_t)fig->rounds + 1) * sizeof(size_t));
+    for (size_t i = 0; i < nev; i++)
+        c->first[c->ev[i].round + 1]++;
+    for (uint32_t k = 1; k <= fig->rounds; k++)
+        c->first[k] += c->first[k - 1];
+    for (size_t i = 0; i < nev; i++)
+        c->sorted[c->first[c->ev[i].round]++] = c->ev[i];
+    memset(c->ops, 0, (size_t)p * sizeof(unsigned));
+    memset(c->path, 0, (size_t)p * sizeof(unsigned));
+    for (size_t b = 0, e; b < nev; b = e) {
+        /* one round: every (+) before the exchange, then every message delivered */
+        for (e = b; e < nev && c->sorted[e].round == c->sorted[b].round; e++) {
+            const xchg_event_t *x = &c->sorted[e];
+            c->ops[x->rank] += x->nreduce;
+            c->path[x->rank] += x->nreduce;
+            c->sent[x->rank] = c->path[x->rank];
+        }
+        for (size_t i = b; i < e; i++) {
+            const xchg_event_t *x = &c->sorted[i];
+            if (x->from >= 0 && c->sent[x->from] > c->path[x->rank])
+                c->path[x->rank] = c->sent[x->from];
+        }
+    }
+    for (int r = 0; r < p; r++) {
+        const unsigned ops = c->ops[r] + c->tail[r], path = c->path[r] + c->tail[r];
+        fig->max_ops = ops > fig->max_ops ? ops : fig->max_ops;
+        fig->path_ops = path > fig->path_ops ? path : fig->path_ops;
+    }
+}
+
+static void assert_same(const sched_figures_t *got, const sched_figures_t *want, const char *name,
+                        int param, int p, const char *what)
+{
+    if (got->rounds != want->rounds || got->max_ops != want->max_ops ||
+        got->path_ops != want->path_ops)
+        ck_abort_msg("%s (param %d) p=%d: %s rounds/max_ops/path_ops %u/%u/%u, schedules "
+                     "%u/%u/%u",
+                     name, param, p, what, got->rounds, got->max_ops, got->path_ops, want->rounds,
+                     want->max_ops, want->path_ops);
+}
 
 static sched_figures_t figures(const char *name, int p)
 {
@@ -38,6 +175,14 @@ START_TEST(figures_match_table)
                       "%s p=%d: %u/%u, table says %u/%u", rows[i].alg, rows[i].p, f.rounds,
                       f.max_ops, rows[i].rounds, rows[i].ops);
         ck_assert_uint_ge(f.path_ops, 1);
+        /* and through the closed forms */
+        int param = 0;
+        const alg_desc_t *alg = alg_lookup(UCOLL_COLL_EXSCAN, rows[i].alg, &param);
+        sched_figures_t c;
+        ck_assert_int_eq(cost_exscan_figures(alg, param, rows[i].p, &c), 0);
+        ck_assert_msg(c.rounds == rows[i].rounds && c.max_ops == rows[i].ops,
+                      "%s p=%d: closed form %u/%u, table says %u/%u", rows[i].alg, rows[i].p,
+                      c.rounds, c.max_ops, rows[i].rounds, rows[i].ops);
     }
 }
 END_TEST
@@ -74,9 +219,6 @@ END_TEST
 /* which exscan algorithm auto picks */
 START_TEST(auto_choices)
 {
-    size_t n;
-    cost_exscan_candidates(&n);
-    sched_figures_t *figs = calloc(n, sizeof(*figs));
     const cost_params_t cheap = {1.0, 0.1, 0.0}, costly = {1.0, 0.1, 50.0};
     struct {
         int p;
@@ -97,13 +239,22 @@ START_TEST(auto_choices)
         {2, 8, &costly, "roughly-halving"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        int have = 0;
-        const char *got = cost_auto_exscan(cases[i].p, cases[i].bytes, cases[i].cost, figs, &have);
+        sched_figures_t fig;
+        const char *got = cost_auto_exscan(cases[i].p, cases[i].bytes, cases[i].cost, &fig);
         ck_assert_ptr_nonnull(got);
         ck_assert_msg(strcmp(got, cases[i].expect) == 0, "p=%d m=%g: auto picked %s, expected %s",
                       cases[i].p, cases[i].bytes, got, cases[i].expect);
+        /* the selection entry point the library calls picks the same */
+        ck_assert_str_eq(cost_select(UCOLL_COLL_EXSCAN, cases[i].p, (size_t)cases[i].bytes, 1,
+                                     cases[i].cost, 0, 0),
+                         got);
+        ck_assert_str_eq(cost_select(UCOLL_COLL_EXSCAN, cases[i].p, (size_t)cases[i].bytes, 0,
+                                     cases[i].cost, 0, 0),
+                         got);
+        /* the chosen one's figures, as the schedules give them */
+        const sched_figures_t want = figures(got, cases[i].p);
+        assert_same(&fig, &want, got, 0, cases[i].p, "auto's");
     }
-    free(figs);
 }
 END_TEST
 
@@ -130,6 +281,123 @@ START_TEST(fixed_auto_thresholds)
 }
 END_TEST
 
+/* the test's counter agrees with sched_figures, the library's own count */
+START_TEST(counter_matches_sched_figures)
+{
+    counter_t c = {0};
+    size_t n;
+    const char *const *names = cost_exscan_candidates(&n);
+    for (int p = 1; p <= 130; p++)
+        for (size_t i = 0; i < n; i++) {
+            int param = 0;
+            const alg_desc_t *alg = alg_lookup(UCOLL_COLL_EXSCAN, names[i], &param);
+            sched_figures_t got, want;
+            count_figures(&c, alg, param, p, &got);
+            ck_assert_int_eq(sched_figures(alg, param, p, 1, 1, 0, 0, &want), 0);
+            assert_same(&got, &want, names[i], param, p, "counter's");
+        }
+    counter_free(&c);
+}
+END_TEST
+
+/* every candidate's closed form against its schedules, for every p up to 4096 */
+START_TEST(closed_forms_every_p)
+{
+    counter_t c = {0};
+    size_t n;
+    const char *const *names = cost_exscan_candidates(&n);
+    for (size_t i = 0; i < n; i++) {
+        int param = 0;
+        const alg_desc_t *alg = alg_lookup(UCOLL_COLL_EXSCAN, names[i], &param);
+        ck_assert_ptr_nonnull(alg);
+        for (int p = 1; p <= 4096; p++) {
+            sched_figures_t closed, counted;
+            if (cost_exscan_figures(alg, param, p, &closed) != 0)
+                ck_abort_msg("%s p=%d: no closed form", names[i], p);
+            count_figures(&c, alg, param, p, &counted);
+            assert_same(&closed, &counted, names[i], param, p, "closed form's");
+        }
+    }
+    counter_free(&c);
+}
+END_TEST
+
+/* doubling:Q's closed form for every Q (best-doubling uses any), beyond the four named ones */
+START_TEST(closed_forms_doubling_q)
+{
+    counter_t c = {0};
+    int param = 0;
+    const alg_desc_t *alg = alg_lookup(UCOLL_COLL_EXSCAN, "doubling:1", &param);
+    ck_assert_ptr_nonnull(alg);
+    for (int q = 1; q <= 12; q++)
+        for (int p = 1; p <= 600; p++) {
+            sched_figures_t closed, counted;
+            if (cost_exscan_figures(alg, q, p, &closed) != 0)
+                ck_abort_msg("doubling:%d p=%d: no closed form", q, p);
+            count_figures(&c, alg, q, p, &counted);
+            assert_same(&closed, &counted, "doubling", q, p, "closed form's");
+        }
+    ck_assert_int_eq(cost_exscan_figures(alg, 0, 8, &(sched_figures_t){0}), -1);
+    counter_free(&c);
+}
+END_TEST
+
+/* the symbolic executor (a second, independent count) agrees on rounds and max_ops, and every
+ * exscan message is the whole vector: volume = rounds * m (what ucoll_sched -a auto prints) */
+START_TEST(closed_forms_against_symbolic_run)
+{
+    static const int ps[] = {1, 2, 3, 5, 8, 13, 24, 33, 100, 257};
+    const size_t m = 6;
+    size_t n;
+    const char *const *names = cost_exscan_candidates(&n);
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < sizeof(ps) / sizeof(ps[0]); j++) {
+            int param = 0;
+            const alg_desc_t *alg = alg_lookup(UCOLL_COLL_EXSCAN, names[i], &param);
+            sched_figures_t f;
+            symbolic_result_t res;
+            ck_assert_int_eq(cost_exscan_figures(alg, param, ps[j], &f), 0);
+            ck_assert_int_eq(symbolic_run(alg, param, UCOLL_COLL_EXSCAN, ps[j], m, 1, 0, 0, &res),
+                             0);
+            ck_assert_msg(res.ok, "%s p=%d: %s", names[i], ps[j], res.error);
+            ck_assert_uint_eq(res.rounds, f.rounds);
+            ck_assert_uint_eq(res.max_ops, f.max_ops);
+            ck_assert_uint_eq(res.volume_bytes, (uint64_t)f.rounds * m);
+            symbolic_result_free(&res);
+        }
+    /* no closed form for other collectives' algorithms */
+    int param = 0;
+    const alg_desc_t *scan = alg_lookup(UCOLL_COLL_SCAN, "doubling", &param);
+    ck_assert_ptr_nonnull(scan);
+    ck_assert_int_eq(cost_exscan_figures(scan, param, 8, &(sched_figures_t){0}), -1);
+}
+END_TEST
+
+/* selection for a new comm (here: the sizes of a split of 16 ranks and of 65536) builds no
+ * schedule; the counter it is judged by does count sched_figures' builds */
+START_TEST(selection_builds_no_schedule)
+{
+    const cost_params_t cost = {1.0, 0.1, 5.0};
+    const unsigned long before = sched_figures_builds();
+    static const int ps[] = {16, 65536, 1 << 20};
+    for (size_t j = 0; j < sizeof(ps) / sizeof(ps[0]); j++)
+        for (int coll = 0; coll < UCOLL_NCOLLS; coll++)
+            for (size_t bytes = 8; bytes <= (1u << 20); bytes *= 32)
+                ck_assert_ptr_nonnull(
+                    cost_select((ucoll_coll_t)coll, ps[j], bytes, coll % 2, &cost, 32768, 32768));
+    ck_assert_uint_eq(sched_figures_builds(), before);
+    /* 16 ranks, expensive (+), 1 MiB: 1-doubling (5 rounds, 4 (+) on the path) beats the
+     * 4-round ones (6 (+) on the path) */
+    ck_assert_str_eq(cost_select(UCOLL_COLL_EXSCAN, 16, 1 << 20, 1, &cost, 0, 0), "1-doubling");
+    sched_figures_t f;
+    int param = 0;
+    ck_assert_int_eq(
+        sched_figures(alg_lookup(UCOLL_COLL_EXSCAN, "linear", &param), param, 16, 1, 1, 0, 0, &f),
+        0);
+    ck_assert_uint_eq(sched_figures_builds(), before + 16);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cost");
@@ -141,7 +409,16 @@ int main(void)
     tcase_add_test(tc, auto_choices);
     tcase_add_test(tc, prediction_formula);
     tcase_add_test(tc, fixed_auto_thresholds);
+    tcase_add_test(tc, counter_matches_sched_figures);
+    tcase_add_test(tc, closed_forms_doubling_q);
+    tcase_add_test(tc, closed_forms_against_symbolic_run);
+    tcase_add_test(tc, selection_builds_no_schedule);
     suite_add_tcase(s, tc);
+    /* about 60 M schedule builds: minutes on a loaded machine, so a wide timeout */
+    TCase *sweep = tcase_create("closed forms, p <= 4096");
+    tcase_set_timeout(sweep, 1200);
+    tcase_add_test(sweep, closed_forms_every_p);
+    suite_add_tcase(s, sweep);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
