@@ -88,27 +88,6 @@ static struct {
     {"uint64-user-matrix", UCOLL_UINT64, -1},
 };
 
-static size_t dt_size(ucoll_dtype_t dt)
-{
-    switch (dt) {
-    case UCOLL_INT8:
-    case UCOLL_UINT8:
-        return 1;
-    case UCOLL_INT16:
-    case UCOLL_UINT16:
-        return 2;
-    case UCOLL_INT32:
-    case UCOLL_UINT32:
-    case UCOLL_FLOAT32:
-        return 4;
-    case UCOLL_INT64:
-    case UCOLL_UINT64:
-    case UCOLL_FLOAT64:
-        return 8;
-    }
-    return 0;
-}
-
 static uint64_t scramble(uint64_t x)
 {
     x ^= x >> 33;
@@ -197,51 +176,12 @@ static void gen_input(int kind, int wrank, unsigned salt, void *buf, size_t n)
 /* acc[i] = acc[i] (+) x[i], acc holding lower ranks; plain C, independent of the library */
 static void ref_combine(int kind, void *acc, const void *x, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        switch (kind) {
-        case K_I32_SUM:
-            ((int32_t *)acc)[i] += ((const int32_t *)x)[i];
-            break;
-        case K_I64_MAX: {
-            int64_t a = ((int64_t *)acc)[i], b = ((const int64_t *)x)[i];
-            ((int64_t *)acc)[i] = b > a ? b : a;
-            break;
-        }
-        case K_F64_SUM:
-            ((double *)acc)[i] += ((const double *)x)[i];
-            break;
-        case K_U8_BXOR:
-            ((uint8_t *)acc)[i] ^= ((const uint8_t *)x)[i];
-            break;
-        case K_I16_MIN: {
-            int16_t a = ((int16_t *)acc)[i], b = ((const int16_t *)x)[i];
-            ((int16_t *)acc)[i] = b < a ? b : a;
-            break;
-        }
-        case K_F32_MAX: {
-            float a = ((float *)acc)[i], b = ((const float *)x)[i];
-            ((float *)acc)[i] = b > a ? b : a;
-            break;
-        }
-        case K_U32_BAND:
-            ((uint32_t *)acc)[i] &= ((const uint32_t *)x)[i];
-            break;
-        case K_I8_LOR:
-            ((int8_t *)acc)[i] = (int8_t)(((int8_t *)acc)[i] != 0 || ((const int8_t *)x)[i] != 0);
-            break;
-        case K_U16_PROD:
-            ((uint16_t *)acc)[i] =
-                (uint16_t)((uint32_t)((uint16_t *)acc)[i] * ((const uint16_t *)x)[i]);
-            break;
-        case K_I64_SUM:
-            ((int64_t *)acc)[i] =
-                (int64_t)((uint64_t)((int64_t *)acc)[i] + (uint64_t)((const int64_t *)x)[i]);
-            break;
-        case K_MAT:
+    if (kind == K_MAT) {
+        for (size_t i = 0; i < n; i++)
             ((uint64_t *)acc)[i] = mat_mul(((uint64_t *)acc)[i], ((const uint64_t *)x)[i]);
-            break;
-        }
+        return;
     }
+    mpt_ref_combine(kinds[kind].dt, kinds[kind].op, acc, x, n);
 }
 
 /* bcast payload of `root_wrank` under `salt` */
@@ -318,7 +258,7 @@ static int check_elems(const char *name, const char *what, int kind, const void 
                        const void *want, size_t n)
 {
     ucoll_dtype_t dt = kinds[kind].dt;
-    size_t es = dt_size(dt), bad = 0, first = 0;
+    size_t es = mpt_dtype_size(dt), bad = 0, first = 0;
     for (size_t i = 0; i < n; i++) {
         const unsigned char *g = (const unsigned char *)got + i * es;
         const unsigned char *w = (const unsigned char *)want + i * es;
@@ -396,12 +336,6 @@ typedef struct {
     const tcomm_t *tc;
 } job_t;
 
-static const char *coll_name(ucoll_coll_t c)
-{
-    static const char *n[] = {"exscan", "scan", "reduce", "allreduce", "bcast", "barrier"};
-    return (unsigned)c < NELEM(n) ? n[c] : "?";
-}
-
 static void job_name(const job_t *j, const char *form, char *out, size_t len)
 {
     char extra[48] = "";
@@ -411,14 +345,15 @@ static void job_name(const job_t *j, const char *form, char *out, size_t len)
     }
     if (j->coll == UCOLL_COLL_REDUCE || j->coll == UCOLL_COLL_BCAST)
         snprintf(extra, sizeof(extra), " root=%d", j->root);
-    snprintf(out, len, "%s %s on %s (size %d): %s n=%zu%s%s%s salt=%u", form, coll_name(j->coll),
-             j->tc->label, j->tc->size, kinds[j->kind].name, j->count, extra,
-             j->in_place ? " in-place" : "", j->null_recv ? " recvbuf-NULL-off-root" : "", j->salt);
+    snprintf(out, len, "%s %s on %s (size %d): %s n=%zu%s%s%s salt=%u", form,
+             mpt_coll_name(j->coll), j->tc->label, j->tc->size, kinds[j->kind].name, j->count,
+             extra, j->in_place ? " in-place" : "", j->null_recv ? " recvbuf-NULL-off-root" : "",
+             j->salt);
 }
 
 static size_t job_es(const job_t *j)
 {
-    return dt_size(kinds[j->kind].dt);
+    return mpt_dtype_size(kinds[j->kind].dt);
 }
 
 static int job_setup(job_t *j, const tcomm_t *tc, ucoll_coll_t coll, int kind, size_t count,
@@ -491,48 +426,17 @@ static const void *job_sendbuf(const job_t *j)
 
 static ucoll_status_t job_issue(job_t *j)
 {
-    ucoll_comm_t *c = j->tc->comm;
-    const void *sb = job_sendbuf(j);
-    ucoll_dtype_t dt = kinds[j->kind].dt;
-    ucoll_op_t op = kinds[j->kind].op;
-    switch (j->coll) {
-    case UCOLL_COLL_EXSCAN:
-        return ucoll_iexscan(c, sb, j->recv, j->count, dt, op, &j->req);
-    case UCOLL_COLL_SCAN:
-        return ucoll_iscan(c, sb, j->recv, j->count, dt, op, &j->req);
-    case UCOLL_COLL_REDUCE:
-        return ucoll_ireduce(c, sb, job_recvbuf(j), j->count, dt, op, j->root, &j->req);
-    case UCOLL_COLL_ALLREDUCE:
-        return ucoll_iallreduce(c, sb, j->recv, j->count, dt, op, &j->req);
-    case UCOLL_COLL_BCAST:
-        return ucoll_ibcast(c, j->recv, j->count, dt, j->root, &j->req);
-    case UCOLL_COLL_BARRIER:
-        return ucoll_ibarrier(c, &j->req);
-    }
-    return UCOLL_ERR_INVALID_ARG;
+    return mpt_call(MPT_NONBLOCKING, j->coll, j->tc->comm, job_sendbuf(j), job_recvbuf(j), j->count,
+                    kinds[j->kind].dt, kinds[j->kind].op, j->root, &j->req);
 }
 
+/* no persistent barrier in the API */
 static ucoll_status_t job_init_persistent(job_t *j)
 {
-    ucoll_comm_t *c = j->tc->comm;
-    const void *sb = job_sendbuf(j);
-    ucoll_dtype_t dt = kinds[j->kind].dt;
-    ucoll_op_t op = kinds[j->kind].op;
-    switch (j->coll) {
-    case UCOLL_COLL_EXSCAN:
-        return ucoll_exscan_init(c, sb, j->recv, j->count, dt, op, &j->req);
-    case UCOLL_COLL_SCAN:
-        return ucoll_scan_init(c, sb, j->recv, j->count, dt, op, &j->req);
-    case UCOLL_COLL_REDUCE:
-        return ucoll_reduce_init(c, sb, job_recvbuf(j), j->count, dt, op, j->root, &j->req);
-    case UCOLL_COLL_ALLREDUCE:
-        return ucoll_allreduce_init(c, sb, j->recv, j->count, dt, op, &j->req);
-    case UCOLL_COLL_BCAST:
-        return ucoll_bcast_init(c, j->recv, j->count, dt, j->root, &j->req);
-    case UCOLL_COLL_BARRIER:
-        break;
-    }
-    return UCOLL_ERR_INVALID_ARG;
+    if (j->coll == UCOLL_COLL_BARRIER)
+        return UCOLL_ERR_INVALID_ARG;
+    return mpt_call(MPT_PERSISTENT, j->coll, j->tc->comm, job_sendbuf(j), job_recvbuf(j), j->count,
+                    kinds[j->kind].dt, kinds[j->kind].op, j->root, &j->req);
 }
 
 /* checks a completed job's buffers */
