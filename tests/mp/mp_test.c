@@ -473,13 +473,8 @@ static void test_prefix_like(ctx_t *c, ucoll_coll_t coll)
                     } else {
                         memset(c->send + n * es, SENTINEL, GUARD_BYTES);
                     }
-                    ucoll_status_t st;
-                    if (coll == UCOLL_COLL_EXSCAN)
-                        st = ucoll_exscan(c->comm, sb, c->recv, n, cb->dtype, cb->op);
-                    else if (coll == UCOLL_COLL_SCAN)
-                        st = ucoll_scan(c->comm, sb, c->recv, n, cb->dtype, cb->op);
-                    else
-                        st = ucoll_allreduce(c->comm, sb, c->recv, n, cb->dtype, cb->op);
+                    ucoll_status_t st = mpt_call(MPT_BLOCKING, coll, c->comm, sb, c->recv, n,
+                                                 cb->dtype, cb->op, 0, NULL);
                     if (expect_ok(c, name, st)) {
                         if (coll == UCOLL_COLL_EXSCAN && c->rank == 0) {
                             /* rank 0's recvbuf is left untouched */
@@ -764,21 +759,8 @@ static void test_errors(ctx_t *c)
             case_mark_t m = case_begin(c);
             memset(c->send, 0x3c, bytes);
             memset(c->recv, SENTINEL, bytes);
-            ucoll_status_t st = UCOLL_OK;
-            switch ((ucoll_coll_t)coll) {
-            case UCOLL_COLL_EXSCAN:
-                st = ucoll_exscan(c->comm, c->send, c->recv, n, badfp[b].dt, badfp[b].op);
-                break;
-            case UCOLL_COLL_SCAN:
-                st = ucoll_scan(c->comm, c->send, c->recv, n, badfp[b].dt, badfp[b].op);
-                break;
-            case UCOLL_COLL_REDUCE:
-                st = ucoll_reduce(c->comm, c->send, c->recv, n, badfp[b].dt, badfp[b].op, 0);
-                break;
-            default:
-                st = ucoll_allreduce(c->comm, c->send, c->recv, n, badfp[b].dt, badfp[b].op);
-                break;
-            }
+            ucoll_status_t st = mpt_call(MPT_BLOCKING, (ucoll_coll_t)coll, c->comm, c->send,
+                                         c->recv, n, badfp[b].dt, badfp[b].op, 0, NULL);
             expect_err(c, name, st, UCOLL_ERR_INVALID_ARG);
             check_bytes(c, name, "recvbuf", c->recv, SENTINEL, bytes);
             check_bytes(c, name, "sendbuf", c->send, 0x3c, bytes);
@@ -942,27 +924,8 @@ static void test_nonblocking(ctx_t *c)
         memset(c->recv, SENTINEL, n * 8 + GUARD_BYTES);
         if (coll == UCOLL_COLL_BCAST && c->rank == root)
             memcpy(c->recv, c->send, n * 8);
-        ucoll_status_t st = UCOLL_OK;
-        switch ((ucoll_coll_t)coll) {
-        case UCOLL_COLL_EXSCAN:
-            st = ucoll_iexscan(c->comm, c->send, c->recv, n, UCOLL_INT64, UCOLL_OP_SUM, &req);
-            break;
-        case UCOLL_COLL_SCAN:
-            st = ucoll_iscan(c->comm, c->send, c->recv, n, UCOLL_INT64, UCOLL_OP_SUM, &req);
-            break;
-        case UCOLL_COLL_REDUCE:
-            st = ucoll_ireduce(c->comm, c->send, c->recv, n, UCOLL_INT64, UCOLL_OP_SUM, root, &req);
-            break;
-        case UCOLL_COLL_ALLREDUCE:
-            st = ucoll_iallreduce(c->comm, c->send, c->recv, n, UCOLL_INT64, UCOLL_OP_SUM, &req);
-            break;
-        case UCOLL_COLL_BCAST:
-            st = ucoll_ibcast(c->comm, c->recv, n, UCOLL_INT64, root, &req);
-            break;
-        case UCOLL_COLL_BARRIER:
-            st = ucoll_ibarrier(c->comm, &req);
-            break;
-        }
+        ucoll_status_t st = mpt_call(MPT_NONBLOCKING, (ucoll_coll_t)coll, c->comm, c->send, c->recv,
+                                     n, UCOLL_INT64, UCOLL_OP_SUM, root, &req);
         if (not_supported(c, name, st))
             continue;
         case_mark_t m = case_begin(c);

@@ -1,7 +1,61 @@
 /* tests/mp/mp_util.c: the helpers of mp_util.h (libmptest) */
 #include "mp_util.h"
 
+#include <stdarg.h>
+#include <stdlib.h>
+
 const char *const mpt_form_names[MPT_NFORMS] = {"blocking", "nonblocking", "persistent"};
+
+mpt_tally_t mpt_tally = {.rank = -1};
+
+static void vfail(const char *name, const char *fmt, va_list ap)
+{
+    mpt_tally.fails++;
+    if (mpt_tally.max_prints > 0 && mpt_tally.prints++ >= mpt_tally.max_prints) {
+        if (mpt_tally.prints == mpt_tally.max_prints + 1)
+            printf("FAIL rank %d: (further failure messages of this rank suppressed)\n",
+                   mpt_tally.rank);
+        return;
+    }
+    char msg[600];
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    printf("FAIL rank %d: %s: %s\n", mpt_tally.rank, name, msg);
+    fflush(stdout);
+}
+
+void mpt_fail(const char *name, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfail(name, fmt, ap);
+    va_end(ap);
+}
+
+int mpt_check(int cond, const char *name, const char *fmt, ...)
+{
+    mpt_tally.checks++;
+    if (cond)
+        return 1;
+    va_list ap;
+    va_start(ap, fmt);
+    vfail(name, fmt, ap);
+    va_end(ap);
+    return 0;
+}
+
+int mpt_expect_st(ucoll_status_t st, ucoll_status_t want, const char *name, const char *what)
+{
+    int ok = mpt_check(st == want, name, "%s: status %d (%s), expected %d (%s)", what, (int)st,
+                       ucoll_strerror(st), (int)want, ucoll_strerror(want));
+    if (!ok && want == UCOLL_OK && mpt_tally.fatal_lost_job &&
+        (st == UCOLL_ERR_TIMED_OUT || st == UCOLL_ERR_PEER_FAILED || st == UCOLL_ERR_TRANSPORT)) {
+        printf("FATAL rank %d: %s: status %d (%s); aborting this process\n", mpt_tally.rank, name,
+               (int)st, ucoll_strerror(st));
+        fflush(stdout);
+        exit(3);
+    }
+    return ok;
+}
 
 const char *mpt_coll_name(ucoll_coll_t coll)
 {

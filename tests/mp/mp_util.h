@@ -40,6 +40,27 @@ int mpt_ref_combine(ucoll_dtype_t dt, ucoll_op_t op, void *acc, const void *x, s
 ucoll_status_t mpt_call(mpt_form_t form, ucoll_coll_t coll, ucoll_comm_t *c, const void *s, void *r,
                         size_t n, ucoll_dtype_t dt, ucoll_op_t op, int root, ucoll_request_t **req);
 
+/* The checks of a test process: mpt_check counts one check and reports it when it fails, as
+ * "FAIL rank R: NAME: MESSAGE" on stdout. Fields set by the test: rank (printed), max_prints
+ * (FAIL lines printed at most, then one line saying the rest are suppressed; 0: no limit) and
+ * fatal_lost_job (mpt_expect_st ends the process with status 3 when a call that had to succeed
+ * timed out, lost a peer or the transport: the job cannot go on). */
+typedef struct {
+    int rank;
+    long checks, fails;
+    int max_prints, prints;
+    int fatal_lost_job;
+} mpt_tally_t;
+extern mpt_tally_t mpt_tally;
+
+/* one failure (not a check of its own) */
+void mpt_fail(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* one check: counts it, reports it when cond is false; returns cond */
+int mpt_check(int cond, const char *name, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* the check that a call (`what`) returned want */
+int mpt_expect_st(ucoll_status_t st, ucoll_status_t want, const char *name, const char *what);
+
 /* seconds on the monotonic clock */
 static inline double now_s(void)
 {
