@@ -15,18 +15,20 @@
 #
 # Options: --no-install (do not check/install packages)  --no-build (use the existing build)
 #          --quick (np 1-4 and counts up to 1000 only, for development)
+#          --no-slurm (leave out the private Slurm cluster, e.g. where another one may run)
 set -uo pipefail
 
 cd "$(dirname "$0")/.." || exit 1
 # shellcheck source=tests/testlib.sh
 . tests/testlib.sh
 
-install=1 build=1 quick=0
+install=1 build=1 quick=0 slurm=1
 for arg in "$@"; do
     case $arg in
     --no-install) install=0 ;;
     --no-build) build=0 ;;
     --quick) quick=1 ;;
+    --no-slurm) slurm=0 ;;
     -h | --help)
         sed -n '2,/^set /p' "$0" | sed '$d; s/^# \{0,1\}//'
         exit 0
@@ -417,7 +419,9 @@ SLURM_DIR="$LOGDIR/slurm"
 slurm_up_args=()
 [ "$install" = 1 ] || slurm_up_args=(--no-install)
 trap 'tests/slurm/slurm-down.sh "$SLURM_DIR" >/dev/null 2>&1' EXIT
-if tests/slurm/slurm-up.sh "${slurm_up_args[@]}" "$SLURM_DIR" >"$LOGDIR/slurm-up.log" 2>&1
+if [ "$slurm" = 0 ]; then
+    echo "skipped (--no-slurm)"
+elif tests/slurm/slurm-up.sh "${slurm_up_args[@]}" "$SLURM_DIR" >"$LOGDIR/slurm-up.log" 2>&1
 then
     slurm_what=$(tail -n 1 "$LOGDIR/slurm-up.log" | sed 's/^slurm-up: cluster ready: //; s/;.*//')
     pass "slurm: single-node cluster up ($slurm_what)"
