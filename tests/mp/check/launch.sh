@@ -40,8 +40,10 @@ ucoll_launch "$np" "$secs" "$log" "$prog" $args
 rc=$?
 cat "$log"
 rm -f "$log"
+what="$np ranks, every one"
+[ "$np" != none ] || what="1 process (no launcher), it"
 if [ "$rc" = 0 ]; then
-    echo "launch.sh: PASS: $np ranks, every one exited with 0${LAUNCH_NOTE:+ ($LAUNCH_NOTE)}"
+    echo "launch.sh: PASS: $what exited with 0${LAUNCH_NOTE:+ ($LAUNCH_NOTE)}"
     exit 0
 fi
 echo "launch.sh: FAIL: $LAUNCH_NOTE"
