@@ -265,13 +265,15 @@ shm_used() {
 }
 # shm_counts_check NAME NP WANT: the check of shm_used on the log of run_job NAME
 shm_counts_check() {
-    local name=$1 np=$2 want=$3 log lines bad
+    local name=$1 np=$2 want=$3 log lines bad reports
     log="$LOGDIR/$(echo "$name" | tr -c 'A-Za-z0-9=.,_-' '_').log"
-    lines=$(grep -cE '^ucoll: rank [0-9]+ shm sent' "$log")
+    # the reports wherever they are on a line: a UCX warning without its newline may precede one
+    reports=$(grep -oE 'ucoll: rank [0-9]+ shm sent [0-9]+ received [0-9]+ ' "$log")
+    lines=$(printf '%s\n' "$reports" | grep -c .)
     if [ "$want" = some ]; then
-        bad=$(grep -E '^ucoll: rank [0-9]+ shm sent' "$log" | grep -cE 'sent 0 |received 0 ')
+        bad=$(printf '%s\n' "$reports" | grep -cE 'sent 0 |received 0 ')
     else
-        bad=$(grep -E '^ucoll: rank [0-9]+ shm sent' "$log" | grep -vcE 'sent 0 received 0 ')
+        bad=$(printf '%s\n' "$reports" | grep . | grep -vcE 'sent 0 received 0 ')
     fi
     local what="every rank sent and received some messages through the on-host channel"
     [ "$want" = some ] || what="no rank used the on-host channel"
