@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/run-tests.sh: ucoll's whole test suite, the README's test command (.ci/run calls it).
 # On a fresh Debian 12 machine it installs the missing packages, builds the tree
-# (autogen, configure --enable-werror, make), runs the Check unit tests (make check), runs
+# (autogen, configure --enable-werror, make), runs make check (the Check unit tests, the
+# exported-symbols test and, with mpirun, a few short launches of its own), runs
 # tests/mp/mp_test without a launcher and under mpirun at np = 2, 3, 4, 5, 7, 8, 16 (plus runs
 # over UCX_TLS=tcp,self, with UCX_RNDV_THRESH=0, UCOLL_SHM=0 and two UCOLL_SEGMENT_SIZE values),
 # checks per rank that the on-host channel is used exactly when it should be, runs
@@ -14,18 +15,20 @@
 #
 # Options: --no-install (do not check/install packages)  --no-build (use the existing build)
 #          --quick (np 1-4 and counts up to 1000 only, for development)
+#          --no-slurm (leave out the private Slurm cluster, e.g. where another one may run)
 set -uo pipefail
 
 cd "$(dirname "$0")/.." || exit 1
 # shellcheck source=tests/testlib.sh
 . tests/testlib.sh
 
-install=1 build=1 quick=0
+install=1 build=1 quick=0 slurm=1
 for arg in "$@"; do
     case $arg in
     --no-install) install=0 ;;
     --no-build) build=0 ;;
     --quick) quick=1 ;;
+    --no-slurm) slurm=0 ;;
     -h | --help)
         sed -n '2,/^set /p' "$0" | sed '$d; s/^# \{0,1\}//'
         exit 0
@@ -106,6 +109,9 @@ fi
 
 # ---------------------------------------------------------------- Check unit tests
 section "unit tests (Check, make check)"
+# results of an earlier configuration (e.g. one without Check) must not be read as this one's
+rm -f tests/unit/*.log tests/unit/*.trs tests/check-exports.log tests/check-exports.trs \
+    tests/mp/check/*.log tests/mp/check/*.trs
 make -j2 check >"$LOGDIR/check.log" 2>&1
 check_rc=$?
 n_logs=0
@@ -125,9 +131,26 @@ for f in tests/unit/*.log; do
         grep -E ':[EF]:' "$f" | head -n 12 | sed 's/^/      | /'
     fi
 done
+# make check's other tests (the exported symbols; with a launcher, a few short launches of its
+# own, besides the ones below) count one each; unit tests skipped for want of Check are a
+# failure here, never a pass
+for f in tests/unit/skipped.trs tests/*.trs tests/mp/check/*.trs; do
+    [ -f "$f" ] || continue
+    t=${f%.trs}
+    res=$(sed -n 's/^:test-result: //p' "$f" | head -n 1)
+    cp "$t.log" "$LOGDIR/check-$(basename "$t").log" 2>/dev/null
+    case "$t:$res" in
+    tests/unit/skipped:*)
+        fail "make check: the unit tests were skipped (configure found no Check)" "$t.log"
+        ;;
+    *:PASS) pass "make check: $t" ;;
+    *:SKIP) echo "SKIP  make check: $t (not counted)" ;;
+    *) fail "make check: $t: ${res:-no result}" "$t.log" ;;
+    esac
+done
 if [ "$check_rc" != 0 ]; then
     fail "make check exited with status $check_rc" "$LOGDIR/check.log"
-elif [ "$n_logs" = 0 ]; then
+elif [ "$n_logs" = 0 ] && [ ! -f tests/unit/skipped.trs ]; then
     fail "make check: no Check results found" "$LOGDIR/check.log"
 fi
 
@@ -418,7 +441,9 @@ SLURM_DIR="$LOGDIR/slurm"
 slurm_up_args=()
 [ "$install" = 1 ] || slurm_up_args=(--no-install)
 trap 'tests/slurm/slurm-down.sh "$SLURM_DIR" >/dev/null 2>&1' EXIT
-if tests/slurm/slurm-up.sh "${slurm_up_args[@]}" "$SLURM_DIR" >"$LOGDIR/slurm-up.log" 2>&1
+if [ "$slurm" = 0 ]; then
+    echo "skipped (--no-slurm)"
+elif tests/slurm/slurm-up.sh "${slurm_up_args[@]}" "$SLURM_DIR" >"$LOGDIR/slurm-up.log" 2>&1
 then
     slurm_what=$(tail -n 1 "$LOGDIR/slurm-up.log" | sed 's/^slurm-up: cluster ready: //; s/;.*//')
     pass "slurm: single-node cluster up ($slurm_what)"
@@ -475,7 +500,8 @@ if ucoll_san_build "$PWD" "$SAN_DIR" "$LOGDIR/asan-build.log"; then
     rm -f "$SAN_DIR"/obj/tests/unit/*.log "$SAN_DIR"/obj/tests/unit/*.trs
     (
         for kv in $UCOLL_SAN_ENVS CK_FORK=no CK_EXCLUDE_TAGS=long; do export "${kv?}"; done
-        cd "$SAN_DIR/obj" && timeout -k 5 1200 make -j2 check
+        # the unit tests only: neither make check's launches nor its exported-symbols test
+        cd "$SAN_DIR/obj" && timeout -k 5 1200 make -j2 check MP_CHECKS= EXPORT_CHECKS=
     ) >"$LOGDIR/asan-check.log" 2>&1
     san_rc=$?
     san_n=0

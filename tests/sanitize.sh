@@ -43,7 +43,8 @@ UCOLL_VALGRIND=(valgrind -q --tool=memcheck --error-exitcode=99 --leak-check=ful
 # changed). A source tree configured in place cannot host another build (configure refuses), so
 # then the build is of a copy, DIR/src, of SRC's files known to git (tracked, or untracked and
 # not ignored), less programs built in place (ELF files, libtool wrapper scripts): make would
-# find those through VPATH and take them for up to date.
+# find those through VPATH and take them for up to date. An unpacked tarball (no git) is copied
+# with `make distdir`: its distributed files.
 ucoll_san_build() {
     local src=$1 dir=$2 log=$3
     mkdir -p "$dir" || return 1
@@ -51,20 +52,24 @@ ucoll_san_build() {
         set -o pipefail
         if [ -f "$src/config.status" ]; then
             echo "+ $src is configured in place: building a copy of its files in $dir/src"
-            git -C "$src" rev-parse --git-dir >/dev/null || {
-                echo "error: $src is configured in place and is no git work tree to copy from"
-                exit 1
-            }
-            mkdir -p "$dir/src" &&
-                git -C "$src" ls-files -z --cached --others --exclude-standard |
-                while IFS= read -r -d '' f; do
-                    [ -f "$src/$f" ] || continue
-                    [ "$(head -c 4 "$src/$f" | tr -d '\0')" != $'\x7fELF' ] || continue
-                    ! head -n 3 "$src/$f" | grep -q 'wrapper script for' || continue
-                    printf '%s\0' "$f"
-                done |
-                tar -C "$src" --null -T - -cf - |
-                tar -C "$dir/src" -xpf - || exit 1
+            if [ "$(git -C "$src" rev-parse --show-toplevel 2>/dev/null)" != "$(cd "$src" && pwd -P)" ]
+            then
+                # an unpacked tarball: its distributed files, as `make distdir` lists them
+                echo "+ no git work tree: make -C $src distdir distdir=$dir/src"
+                rm -rf "$dir/src"
+                make -C "$src" distdir distdir="$dir/src" >/dev/null || exit 1
+            else
+                mkdir -p "$dir/src" &&
+                    git -C "$src" ls-files -z --cached --others --exclude-standard |
+                    while IFS= read -r -d '' f; do
+                        [ -f "$src/$f" ] || continue
+                        [ "$(head -c 4 "$src/$f" | tr -d '\0')" != $'\x7fELF' ] || continue
+                        ! head -n 3 "$src/$f" | grep -q 'wrapper script for' || continue
+                        printf '%s\0' "$f"
+                    done |
+                    tar -C "$src" --null -T - -cf - |
+                    tar -C "$dir/src" -xpf - || exit 1
+            fi
             src="$dir/src"
             if [ ! -x "$src/configure" ]; then
                 echo "+ (cd $src && ./autogen.sh)"

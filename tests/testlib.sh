@@ -83,7 +83,7 @@ ucoll_launch() {
         for v in $(compgen -e | grep -E '^(UCX_|UCOLL_)'); do
             fwd+=(-x "$v")
         done
-        cmd=(mpirun -np "$np" "${fwd[@]}" sh "$UCOLL_TESTLIB_DIR/mp/rankwrap.sh" "$done_dir" "$@")
+        cmd=("${UCOLL_MPIRUN:-mpirun}" -np "$np" "${fwd[@]}" sh "$UCOLL_TESTLIB_DIR/mp/rankwrap.sh" "$done_dir" "$@")
     fi
     echo "+ ${cmd[*]}" >"$log"
     # not an interactive shell, so setsid does not fork: $! is the new process group's id

@@ -80,6 +80,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mp_util.h"
+
 #define GUARD 64
 #define GUARD_BYTE 0xCA
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
@@ -239,42 +241,6 @@ static void gb_free(gbuf_t *b)
 
 /* ---------------------------------------------------------------- one call, any form */
 
-enum { F_BLOCKING, F_NONBLOCKING, F_PERSISTENT, NFORMS };
-static const char *const form_names[NFORMS] = {"blocking", "nonblocking", "persistent"};
-static const char *const coll_names[] = {"exscan",    "scan",  "reduce",
-                                         "allreduce", "bcast", "barrier"};
-
-static ucoll_status_t call(int form, ucoll_coll_t coll, ucoll_comm_t *c, const void *s, void *r,
-                           size_t n, ucoll_dtype_t dt, ucoll_op_t op, int root,
-                           ucoll_request_t **req)
-{
-    switch (coll) {
-    case UCOLL_COLL_EXSCAN:
-        return form == F_BLOCKING      ? ucoll_exscan(c, s, r, n, dt, op)
-               : form == F_NONBLOCKING ? ucoll_iexscan(c, s, r, n, dt, op, req)
-                                       : ucoll_exscan_init(c, s, r, n, dt, op, req);
-    case UCOLL_COLL_SCAN:
-        return form == F_BLOCKING      ? ucoll_scan(c, s, r, n, dt, op)
-               : form == F_NONBLOCKING ? ucoll_iscan(c, s, r, n, dt, op, req)
-                                       : ucoll_scan_init(c, s, r, n, dt, op, req);
-    case UCOLL_COLL_REDUCE:
-        return form == F_BLOCKING      ? ucoll_reduce(c, s, r, n, dt, op, root)
-               : form == F_NONBLOCKING ? ucoll_ireduce(c, s, r, n, dt, op, root, req)
-                                       : ucoll_reduce_init(c, s, r, n, dt, op, root, req);
-    case UCOLL_COLL_ALLREDUCE:
-        return form == F_BLOCKING      ? ucoll_allreduce(c, s, r, n, dt, op)
-               : form == F_NONBLOCKING ? ucoll_iallreduce(c, s, r, n, dt, op, req)
-                                       : ucoll_allreduce_init(c, s, r, n, dt, op, req);
-    case UCOLL_COLL_BCAST:
-        return form == F_BLOCKING      ? ucoll_bcast(c, r, n, dt, root)
-               : form == F_NONBLOCKING ? ucoll_ibcast(c, r, n, dt, root, req)
-                                       : ucoll_bcast_init(c, r, n, dt, root, req);
-    case UCOLL_COLL_BARRIER:
-        return form == F_BLOCKING ? ucoll_barrier(c) : ucoll_ibarrier(c, req);
-    }
-    return UCOLL_ERR_INVALID_ARG;
-}
-
 /* a request pointer's value before a call that must fail: it must stay so */
 #define REQ_SENTINEL ((ucoll_request_t *)(uintptr_t)0x5e47)
 
@@ -288,17 +254,17 @@ static void bad_call(const char *what, int form, ucoll_coll_t coll, ucoll_comm_t
                      ucoll_status_t want)
 {
     char name[256];
-    snprintf(name, sizeof(name), "%s %s: %s", coll_names[coll], form_names[form], what);
+    snprintf(name, sizeof(name), "%s %s: %s", mpt_coll_name(coll), mpt_form_names[form], what);
     gbuf_t sb, rb;
     gb_init(&sb, bytes, 1);
     gb_init(&rb, bytes, 2);
     const void *s = flags & NULL_SEND ? NULL : flags & IN_PLACE ? UCOLL_IN_PLACE : gb_ptr(&sb);
     void *r = flags & NULL_RECV ? NULL : gb_ptr(&rb);
     ucoll_request_t *req = REQ_SENTINEL;
-    ucoll_status_t st =
-        call(form, coll, c, s, r, count, dt, op, root, flags & NULL_REQ ? NULL : &req);
-    if (!expect(name, st, want) && st == UCOLL_OK && form != F_BLOCKING && !(flags & NULL_REQ)) {
-        if (form == F_NONBLOCKING)
+    ucoll_status_t st = mpt_call((mpt_form_t)form, coll, c, s, r, count, dt, op, root,
+                                 flags & NULL_REQ ? NULL : &req);
+    if (!expect(name, st, want) && st == UCOLL_OK && form != MPT_BLOCKING && !(flags & NULL_REQ)) {
+        if (form == MPT_NONBLOCKING)
             ucoll_wait(req);
         ucoll_request_free(req);
         req = REQ_SENTINEL;
@@ -355,7 +321,7 @@ static void test_arguments(ucoll_comm_t *w)
     const int p = ucoll_comm_size(w);
     char what[160];
 
-    for (int f = 0; f < NFORMS; f++) {
+    for (int f = 0; f < MPT_NFORMS; f++) {
         /* NULL buffers with count > 0 */
         for (size_t i = 0; i < NELEM(op_colls); i++)
             bad_call("NULL sendbuf, count 4", f, op_colls[i], w, NULL_SEND, 4, 16, UCOLL_INT32,
@@ -441,7 +407,7 @@ static void test_arguments(ucoll_comm_t *w)
                      (ucoll_comm_t *)(void *)garbage, 0, 4, 16, UCOLL_INT32, UCOLL_OP_SUM, 0,
                      UCOLL_ERR_INVALID_ARG);
         }
-        if (f != F_PERSISTENT) {
+        if (f != MPT_PERSISTENT) {
             bad_call("NULL comm", f, UCOLL_COLL_BARRIER, NULL, 0, 0, 0, UCOLL_INT32, UCOLL_OP_SUM,
                      0, UCOLL_ERR_INVALID_ARG);
             bad_call("comm pointer to zeroed memory", f, UCOLL_COLL_BARRIER,
@@ -450,15 +416,15 @@ static void test_arguments(ucoll_comm_t *w)
         }
 
         /* a NULL request pointer: nothing may be started */
-        if (f != F_BLOCKING) {
+        if (f != MPT_BLOCKING) {
             for (size_t i = 0; i < NELEM(data_colls); i++)
                 bad_call("NULL request pointer", f, data_colls[i], w, NULL_REQ, 4, 16, UCOLL_INT32,
                          UCOLL_OP_SUM, 0, UCOLL_ERR_INVALID_ARG);
-            if (f == F_NONBLOCKING)
+            if (f == MPT_NONBLOCKING)
                 bad_call("NULL request pointer", f, UCOLL_COLL_BARRIER, w, NULL_REQ, 0, 0,
                          UCOLL_INT32, UCOLL_OP_SUM, 0, UCOLL_ERR_INVALID_ARG);
         }
-        snprintf(what, sizeof(what), "the %s argument errors", form_names[f]);
+        snprintf(what, sizeof(what), "the %s argument errors", mpt_form_names[f]);
         usable(w, what);
     }
 
@@ -468,7 +434,7 @@ static void test_arguments(ucoll_comm_t *w)
         ucoll_op_t op;
         if (expect(name, ucoll_op_create(never_called, NULL, 1, &op), UCOLL_OK)) {
             expect(name, ucoll_op_free(op), UCOLL_OK);
-            for (int f = 0; f < NFORMS; f++)
+            for (int f = 0; f < MPT_NFORMS; f++)
                 for (size_t i = 0; i < NELEM(op_colls); i++)
                     bad_call("freed user op", f, op_colls[i], w, 0, 4, 16, UCOLL_INT32, op, 0,
                              UCOLL_ERR_INVALID_ARG);
@@ -492,8 +458,8 @@ static void test_arguments(ucoll_comm_t *w)
                    {UCOLL_COLL_ALLREDUCE, "binomial"},       {UCOLL_COLL_BCAST, "rhrd"},
                    {UCOLL_COLL_BARRIER, "binomial"},         {UCOLL_COLL_BARRIER, "auto "}};
         for (size_t i = 0; i < NELEM(bad); i++) {
-            snprintf(what, sizeof(what), "ucoll_set_algorithm(%s, \"%s\")", coll_names[bad[i].coll],
-                     bad[i].alg);
+            snprintf(what, sizeof(what), "ucoll_set_algorithm(%s, \"%s\")",
+                     mpt_coll_name(bad[i].coll), bad[i].alg);
             expect(what, ucoll_set_algorithm(w, bad[i].coll, bad[i].alg), UCOLL_ERR_INVALID_ARG);
         }
         expect("ucoll_set_algorithm(NULL name)", ucoll_set_algorithm(w, UCOLL_COLL_SCAN, NULL),
@@ -544,7 +510,7 @@ static void test_root_only(ucoll_comm_t *w)
              ucoll_comm_size(self), ucoll_comm_rank(self));
         return;
     }
-    for (int f = 0; f < NFORMS; f++) {
+    for (int f = 0; f < MPT_NFORMS; f++) {
         bad_call("1-rank comm: NULL recvbuf at the root", f, UCOLL_COLL_REDUCE, self, NULL_RECV, 4,
                  16, UCOLL_INT32, UCOLL_OP_SUM, 0, UCOLL_ERR_INVALID_ARG);
         bad_call("1-rank comm: root 1", f, UCOLL_COLL_REDUCE, self, 0, 4, 16, UCOLL_INT32,
@@ -646,16 +612,17 @@ static void alias_call(int form, ucoll_coll_t coll, ucoll_comm_t *c, size_t coun
 {
     char name[256];
     snprintf(name, sizeof(name), "%s %s: recvbuf %ld elements after sendbuf (overlapping)",
-             coll_names[coll], form_names[form], shift);
+             mpt_coll_name(coll), mpt_form_names[form], shift);
     const size_t esz = sizeof(int32_t), span = count + 4;
     gbuf_t b;
     gb_init(&b, span * esz, 3);
     int32_t *s = (int32_t *)gb_ptr(&b) + 2;
     int32_t *r = s + shift;
     ucoll_request_t *req = REQ_SENTINEL;
-    ucoll_status_t st = call(form, coll, c, s, r, count, UCOLL_INT32, UCOLL_OP_SUM, 0, &req);
-    if (!expect(name, st, UCOLL_ERR_INVALID_ARG) && st == UCOLL_OK && form != F_BLOCKING) {
-        if (form == F_NONBLOCKING)
+    ucoll_status_t st =
+        mpt_call((mpt_form_t)form, coll, c, s, r, count, UCOLL_INT32, UCOLL_OP_SUM, 0, &req);
+    if (!expect(name, st, UCOLL_ERR_INVALID_ARG) && st == UCOLL_OK && form != MPT_BLOCKING) {
+        if (form == MPT_NONBLOCKING)
             ucoll_wait(req);
         ucoll_request_free(req);
         req = REQ_SENTINEL;
@@ -683,7 +650,7 @@ static void test_aliasing(ucoll_comm_t *w)
     const long shifts[] = {0, 1, -1, 3, -3};
     /* reduce below: at a non-root recvbuf is unused, so only a root may refuse */
     for (size_t k = 0; k < NELEM(op_colls); k++)
-        for (int f = 0; f < NFORMS && op_colls[k] != UCOLL_COLL_REDUCE; f++)
+        for (int f = 0; f < MPT_NFORMS && op_colls[k] != UCOLL_COLL_REDUCE; f++)
             for (size_t j = 0; j < NELEM(shifts); j++)
                 alias_call(f, op_colls[k], w, 4, shifts[j]);
     usable(w, "overlapping buffers");
@@ -716,7 +683,7 @@ static void test_aliasing(ucoll_comm_t *w)
     ucoll_comm_t *self = NULL;
     if (expect("ucoll_comm_split(color = rank) for reduce aliasing",
                ucoll_comm_split(w, g_rank, 0, &self), UCOLL_OK)) {
-        for (int f = 0; f < NFORMS; f++)
+        for (int f = 0; f < MPT_NFORMS; f++)
             alias_call(f, UCOLL_COLL_REDUCE, self, 4, 0);
         expect("ucoll_comm_free", ucoll_comm_free(self), UCOLL_OK);
     }
@@ -1112,11 +1079,11 @@ static void test_late(ucoll_comm_t *w)
 
 static void test_after_finalize(ucoll_comm_t *w, ucoll_request_t *kept)
 {
-    for (int f = 0; f < NFORMS; f++) {
+    for (int f = 0; f < MPT_NFORMS; f++) {
         for (size_t i = 0; i < NELEM(data_colls); i++)
             bad_call("after ucoll_finalize", f, data_colls[i], w, 0, 4, 16, UCOLL_INT32,
                      UCOLL_OP_SUM, 0, UCOLL_ERR_STATE);
-        if (f != F_PERSISTENT)
+        if (f != MPT_PERSISTENT)
             bad_call("after ucoll_finalize", f, UCOLL_COLL_BARRIER, w, 0, 0, 0, UCOLL_INT32,
                      UCOLL_OP_SUM, 0, UCOLL_ERR_STATE);
     }

@@ -88,27 +88,6 @@ static struct {
     {"uint64-user-matrix", UCOLL_UINT64, -1},
 };
 
-static size_t dt_size(ucoll_dtype_t dt)
-{
-    switch (dt) {
-    case UCOLL_INT8:
-    case UCOLL_UINT8:
-        return 1;
-    case UCOLL_INT16:
-    case UCOLL_UINT16:
-        return 2;
-    case UCOLL_INT32:
-    case UCOLL_UINT32:
-    case UCOLL_FLOAT32:
-        return 4;
-    case UCOLL_INT64:
-    case UCOLL_UINT64:
-    case UCOLL_FLOAT64:
-        return 8;
-    }
-    return 0;
-}
-
 static uint64_t scramble(uint64_t x)
 {
     x ^= x >> 33;
@@ -197,51 +176,12 @@ static void gen_input(int kind, int wrank, unsigned salt, void *buf, size_t n)
 /* acc[i] = acc[i] (+) x[i], acc holding lower ranks; plain C, independent of the library */
 static void ref_combine(int kind, void *acc, const void *x, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        switch (kind) {
-        case K_I32_SUM:
-            ((int32_t *)acc)[i] += ((const int32_t *)x)[i];
-            break;
-        case K_I64_MAX: {
-            int64_t a = ((int64_t *)acc)[i], b = ((const int64_t *)x)[i];
-            ((int64_t *)acc)[i] = b > a ? b : a;
-            break;
-        }
-        case K_F64_SUM:
-            ((double *)acc)[i] += ((const double *)x)[i];
-            break;
-        case K_U8_BXOR:
-            ((uint8_t *)acc)[i] ^= ((const uint8_t *)x)[i];
-            break;
-        case K_I16_MIN: {
-            int16_t a = ((int16_t *)acc)[i], b = ((const int16_t *)x)[i];
-            ((int16_t *)acc)[i] = b < a ? b : a;
-            break;
-        }
-        case K_F32_MAX: {
-            float a = ((float *)acc)[i], b = ((const float *)x)[i];
-            ((float *)acc)[i] = b > a ? b : a;
-            break;
-        }
-        case K_U32_BAND:
-            ((uint32_t *)acc)[i] &= ((const uint32_t *)x)[i];
-            break;
-        case K_I8_LOR:
-            ((int8_t *)acc)[i] = (int8_t)(((int8_t *)acc)[i] != 0 || ((const int8_t *)x)[i] != 0);
-            break;
-        case K_U16_PROD:
-            ((uint16_t *)acc)[i] =
-                (uint16_t)((uint32_t)((uint16_t *)acc)[i] * ((const uint16_t *)x)[i]);
-            break;
-        case K_I64_SUM:
-            ((int64_t *)acc)[i] =
-                (int64_t)((uint64_t)((int64_t *)acc)[i] + (uint64_t)((const int64_t *)x)[i]);
-            break;
-        case K_MAT:
+    if (kind == K_MAT) {
+        for (size_t i = 0; i < n; i++)
             ((uint64_t *)acc)[i] = mat_mul(((uint64_t *)acc)[i], ((const uint64_t *)x)[i]);
-            break;
-        }
+        return;
     }
+    mpt_ref_combine(kinds[kind].dt, kinds[kind].op, acc, x, n);
 }
 
 /* bcast payload of `root_wrank` under `salt` */
@@ -254,44 +194,12 @@ static void gen_bytes(int root_wrank, unsigned salt, unsigned char *buf, size_t 
 /* ---------------------------------------------------------------- checks and reporting */
 
 static int g_wrank = -1, g_wsize;
-static long g_checks, g_fails, g_skips;
-static int g_fail_prints, g_verbose;
+static long g_skips; /* checks and failures: mpt_tally */
+static int g_verbose;
 static size_t g_big = 20000;
 static int g_split_cycles = 5000;
 static unsigned char *g_ref, *g_tmp; /* scratch for references, g_big elements of 8 bytes */
 static double *g_mag;
-
-static void fail(const char *name, const char *fmt, ...)
-{
-    g_fails++;
-    if (g_fail_prints++ >= MAX_FAIL_PRINTS) {
-        if (g_fail_prints == MAX_FAIL_PRINTS + 1)
-            printf("FAIL rank %d: (further failure messages of this rank suppressed)\n", g_wrank);
-        return;
-    }
-    char msg[600];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    printf("FAIL rank %d: %s: %s\n", g_wrank, name, msg);
-    fflush(stdout);
-}
-
-/* one check: counts it, reports it when cond is false; returns cond */
-static int check(int cond, const char *name, const char *fmt, ...)
-{
-    g_checks++;
-    if (cond)
-        return 1;
-    char msg[600];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    fail(name, "%s", msg);
-    return 0;
-}
 
 /* errors after which the job cannot go on: report, leave without finalize */
 static void fatal_if(ucoll_status_t st, const char *name)
@@ -304,21 +212,12 @@ static void fatal_if(ucoll_status_t st, const char *name)
     }
 }
 
-static int expect_st(ucoll_status_t st, ucoll_status_t want, const char *name, const char *what)
-{
-    int ok = check(st == want, name, "%s: status %d (%s), expected %d (%s)", what, (int)st,
-                   ucoll_strerror(st), (int)want, ucoll_strerror(want));
-    if (want == UCOLL_OK && !ok)
-        fatal_if(st, name);
-    return ok;
-}
-
 /* got against want, n elements of `kind`; float64 sums within tolerance (g_mag) */
 static int check_elems(const char *name, const char *what, int kind, const void *got,
                        const void *want, size_t n)
 {
     ucoll_dtype_t dt = kinds[kind].dt;
-    size_t es = dt_size(dt), bad = 0, first = 0;
+    size_t es = mpt_dtype_size(dt), bad = 0, first = 0;
     for (size_t i = 0; i < n; i++) {
         const unsigned char *g = (const unsigned char *)got + i * es;
         const unsigned char *w = (const unsigned char *)want + i * es;
@@ -339,8 +238,9 @@ static int check_elems(const char *name, const char *what, int kind, const void 
         fmt_elem(dt, (const unsigned char *)got + first * es, gs, sizeof(gs));
         fmt_elem(dt, (const unsigned char *)want + first * es, ws, sizeof(ws));
     }
-    return check(bad == 0, name, "%s: %zu of %zu elements wrong, first [%zu]: got %s expected %s",
-                 what, bad, n, first, gs, ws);
+    return mpt_check(bad == 0, name,
+                     "%s: %zu of %zu elements wrong, first [%zu]: got %s expected %s", what, bad, n,
+                     first, gs, ws);
 }
 
 static int check_untouched(const char *name, const char *what, const void *buf, size_t len)
@@ -349,8 +249,8 @@ static int check_untouched(const char *name, const char *what, const void *buf, 
     size_t i = 0;
     while (i < len && b[i] == SENTINEL)
         i++;
-    return check(i == len, name, "%s: byte %zu of %zu is 0x%02x, expected untouched 0x%02x", what,
-                 i, len, i < len ? b[i] : 0, SENTINEL);
+    return mpt_check(i == len, name, "%s: byte %zu of %zu is 0x%02x, expected untouched 0x%02x",
+                     what, i, len, i < len ? b[i] : 0, SENTINEL);
 }
 
 /* ---------------------------------------------------------------- communicators under test */
@@ -396,12 +296,6 @@ typedef struct {
     const tcomm_t *tc;
 } job_t;
 
-static const char *coll_name(ucoll_coll_t c)
-{
-    static const char *n[] = {"exscan", "scan", "reduce", "allreduce", "bcast", "barrier"};
-    return (unsigned)c < NELEM(n) ? n[c] : "?";
-}
-
 static void job_name(const job_t *j, const char *form, char *out, size_t len)
 {
     char extra[48] = "";
@@ -411,14 +305,15 @@ static void job_name(const job_t *j, const char *form, char *out, size_t len)
     }
     if (j->coll == UCOLL_COLL_REDUCE || j->coll == UCOLL_COLL_BCAST)
         snprintf(extra, sizeof(extra), " root=%d", j->root);
-    snprintf(out, len, "%s %s on %s (size %d): %s n=%zu%s%s%s salt=%u", form, coll_name(j->coll),
-             j->tc->label, j->tc->size, kinds[j->kind].name, j->count, extra,
-             j->in_place ? " in-place" : "", j->null_recv ? " recvbuf-NULL-off-root" : "", j->salt);
+    snprintf(out, len, "%s %s on %s (size %d): %s n=%zu%s%s%s salt=%u", form,
+             mpt_coll_name(j->coll), j->tc->label, j->tc->size, kinds[j->kind].name, j->count,
+             extra, j->in_place ? " in-place" : "", j->null_recv ? " recvbuf-NULL-off-root" : "",
+             j->salt);
 }
 
 static size_t job_es(const job_t *j)
 {
-    return dt_size(kinds[j->kind].dt);
+    return mpt_dtype_size(kinds[j->kind].dt);
 }
 
 static int job_setup(job_t *j, const tcomm_t *tc, ucoll_coll_t coll, int kind, size_t count,
@@ -491,48 +386,17 @@ static const void *job_sendbuf(const job_t *j)
 
 static ucoll_status_t job_issue(job_t *j)
 {
-    ucoll_comm_t *c = j->tc->comm;
-    const void *sb = job_sendbuf(j);
-    ucoll_dtype_t dt = kinds[j->kind].dt;
-    ucoll_op_t op = kinds[j->kind].op;
-    switch (j->coll) {
-    case UCOLL_COLL_EXSCAN:
-        return ucoll_iexscan(c, sb, j->recv, j->count, dt, op, &j->req);
-    case UCOLL_COLL_SCAN:
-        return ucoll_iscan(c, sb, j->recv, j->count, dt, op, &j->req);
-    case UCOLL_COLL_REDUCE:
-        return ucoll_ireduce(c, sb, job_recvbuf(j), j->count, dt, op, j->root, &j->req);
-    case UCOLL_COLL_ALLREDUCE:
-        return ucoll_iallreduce(c, sb, j->recv, j->count, dt, op, &j->req);
-    case UCOLL_COLL_BCAST:
-        return ucoll_ibcast(c, j->recv, j->count, dt, j->root, &j->req);
-    case UCOLL_COLL_BARRIER:
-        return ucoll_ibarrier(c, &j->req);
-    }
-    return UCOLL_ERR_INVALID_ARG;
+    return mpt_call(MPT_NONBLOCKING, j->coll, j->tc->comm, job_sendbuf(j), job_recvbuf(j), j->count,
+                    kinds[j->kind].dt, kinds[j->kind].op, j->root, &j->req);
 }
 
+/* no persistent barrier in the API */
 static ucoll_status_t job_init_persistent(job_t *j)
 {
-    ucoll_comm_t *c = j->tc->comm;
-    const void *sb = job_sendbuf(j);
-    ucoll_dtype_t dt = kinds[j->kind].dt;
-    ucoll_op_t op = kinds[j->kind].op;
-    switch (j->coll) {
-    case UCOLL_COLL_EXSCAN:
-        return ucoll_exscan_init(c, sb, j->recv, j->count, dt, op, &j->req);
-    case UCOLL_COLL_SCAN:
-        return ucoll_scan_init(c, sb, j->recv, j->count, dt, op, &j->req);
-    case UCOLL_COLL_REDUCE:
-        return ucoll_reduce_init(c, sb, job_recvbuf(j), j->count, dt, op, j->root, &j->req);
-    case UCOLL_COLL_ALLREDUCE:
-        return ucoll_allreduce_init(c, sb, j->recv, j->count, dt, op, &j->req);
-    case UCOLL_COLL_BCAST:
-        return ucoll_bcast_init(c, j->recv, j->count, dt, j->root, &j->req);
-    case UCOLL_COLL_BARRIER:
-        break;
-    }
-    return UCOLL_ERR_INVALID_ARG;
+    if (j->coll == UCOLL_COLL_BARRIER)
+        return UCOLL_ERR_INVALID_ARG;
+    return mpt_call(MPT_PERSISTENT, j->coll, j->tc->comm, job_sendbuf(j), job_recvbuf(j), j->count,
+                    kinds[j->kind].dt, kinds[j->kind].op, j->root, &j->req);
 }
 
 /* checks a completed job's buffers */
@@ -547,21 +411,21 @@ static void job_check(const job_t *j, const char *name)
     check_untouched(name, "guard bytes behind the result", j->recv + bytes, GUARD);
     if (j->coll == UCOLL_COLL_BCAST) {
         gen_bytes(tc->members[j->root], j->salt, g_ref, bytes);
-        check(memcmp(j->recv, g_ref, bytes) == 0, name, "bcast data differs from the root's");
+        mpt_check(memcmp(j->recv, g_ref, bytes) == 0, name, "bcast data differs from the root's");
         return;
     }
     /* the send buffer (when used) still holds the input */
     if (!job_uses_in_place(j)) {
         gen_input(j->kind, tc->members[r], j->salt, g_ref, n);
-        check(memcmp(j->send, g_ref, bytes) == 0, name, "send buffer was modified");
+        mpt_check(memcmp(j->send, g_ref, bytes) == 0, name, "send buffer was modified");
     }
     switch (j->coll) {
     case UCOLL_COLL_EXSCAN:
         if (r == 0) {
             if (job_uses_in_place(j)) {
                 gen_input(j->kind, tc->members[0], j->salt, g_ref, n);
-                check(memcmp(j->recv, g_ref, bytes) == 0, name,
-                      "rank 0's in-place buffer was modified");
+                mpt_check(memcmp(j->recv, g_ref, bytes) == 0, name,
+                          "rank 0's in-place buffer was modified");
             } else {
                 check_untouched(name, "rank 0's recvbuf", j->recv, bytes);
             }
@@ -598,7 +462,7 @@ static void job_completed(job_t *j, ucoll_status_t st, const char *form)
     job_name(j, form, name, sizeof(name));
     j->done = 1;
     j->status = st;
-    if (expect_st(st, UCOLL_OK, name, "completion"))
+    if (mpt_expect_st(st, UCOLL_OK, name, "completion"))
         job_check(j, name);
     if (g_verbose && g_wrank == 0)
         printf("done %s\n", name);
@@ -651,7 +515,7 @@ static void free_requests(job_t *jobs, int n, const char *form)
             continue;
         char name[256];
         job_name(&jobs[k], form, name, sizeof(name));
-        expect_st(ucoll_request_free(jobs[k].req), UCOLL_OK, name, "ucoll_request_free");
+        mpt_expect_st(ucoll_request_free(jobs[k].req), UCOLL_OK, name, "ucoll_request_free");
         jobs[k].req = NULL;
     }
 }
@@ -727,14 +591,14 @@ static void test_ibarrier_file(const tcomm_t *tc)
         if (fd < 0)
             path[0] = '\0';
     }
-    if (!expect_st(ucoll_bcast(tc->comm, path, sizeof(path), UCOLL_UINT8, 0), UCOLL_OK, name,
-                   "bcast of the file name"))
+    if (!mpt_expect_st(ucoll_bcast(tc->comm, path, sizeof(path), UCOLL_UINT8, 0), UCOLL_OK, name,
+                       "bcast of the file name"))
         return;
     if (tc->rank != 0 && path[0] != '\0')
         fd = open(path, O_RDWR);
     int32_t mine = fd >= 0, all = 0;
-    if (!expect_st(ucoll_allreduce(tc->comm, &mine, &all, 1, UCOLL_INT32, UCOLL_OP_LAND), UCOLL_OK,
-                   name, "allreduce of file access"))
+    if (!mpt_expect_st(ucoll_allreduce(tc->comm, &mine, &all, 1, UCOLL_INT32, UCOLL_OP_LAND),
+                       UCOLL_OK, name, "allreduce of file access"))
         return;
     if (all != 1) {
         if (tc->rank == 0)
@@ -748,9 +612,9 @@ static void test_ibarrier_file(const tcomm_t *tc)
             }
             char b = 'x';
             if (pwrite(fd, &b, 1, (off_t)(k * tc->size + tc->rank)) != 1)
-                fail(name, "pwrite: %s", strerror(errno));
+                mpt_fail(name, "pwrite: %s", strerror(errno));
             ucoll_request_t *req = NULL;
-            if (!expect_st(ucoll_ibarrier(tc->comm, &req), UCOLL_OK, name, "ucoll_ibarrier"))
+            if (!mpt_expect_st(ucoll_ibarrier(tc->comm, &req), UCOLL_OK, name, "ucoll_ibarrier"))
                 break;
             ucoll_status_t st;
             if (k % 2 == 0) {
@@ -760,7 +624,7 @@ static void test_ibarrier_file(const tcomm_t *tc)
                 while ((st = ucoll_test(req)) == UCOLL_INPROGRESS && now_s() < deadline)
                     ;
             }
-            expect_st(st, UCOLL_OK, name, k % 2 ? "ucoll_test" : "ucoll_wait");
+            mpt_expect_st(st, UCOLL_OK, name, k % 2 ? "ucoll_test" : "ucoll_wait");
             /* count the bytes written so far (holes read as 0) */
             unsigned char seen[4096];
             size_t want = (size_t)(k + 1) * (size_t)tc->size, cnt = 0;
@@ -773,10 +637,10 @@ static void test_ibarrier_file(const tcomm_t *tc)
             size_t low = 0;
             for (size_t i = 0; i < want && (ssize_t)i < got; i++)
                 low += seen[i] == 'x';
-            check(low == want && cnt < upto, name,
-                  "after barrier %d: %zu of the %zu arrivals due are in the file (%zu in all)", k,
-                  low, want, cnt);
-            expect_st(ucoll_request_free(req), UCOLL_OK, name, "ucoll_request_free");
+            mpt_check(low == want && cnt < upto, name,
+                      "after barrier %d: %zu of the %zu arrivals due are in the file (%zu in all)",
+                      k, low, want, cnt);
+            mpt_expect_st(ucoll_request_free(req), UCOLL_OK, name, "ucoll_request_free");
         }
     }
     ucoll_barrier(tc->comm);
@@ -799,7 +663,7 @@ static void test_nonblocking(const tcomm_t *tc, unsigned salt)
         j->salt = salt + (unsigned)k;
         job_fill(j);
         job_name(j, "nonblocking", name, sizeof(name));
-        if (!expect_st(job_issue(j), UCOLL_OK, name, "issue")) {
+        if (!mpt_expect_st(job_issue(j), UCOLL_OK, name, "issue")) {
             j->req = NULL;
             continue;
         }
@@ -808,8 +672,8 @@ static void test_nonblocking(const tcomm_t *tc, unsigned salt)
         else
             complete_by_test(j, 1, "nonblocking");
         /* a completed request stays complete */
-        expect_st(ucoll_test(j->req), UCOLL_OK, name, "ucoll_test after completion");
-        expect_st(ucoll_wait(j->req), UCOLL_OK, name, "ucoll_wait after completion");
+        mpt_expect_st(ucoll_test(j->req), UCOLL_OK, name, "ucoll_test after completion");
+        mpt_expect_st(ucoll_wait(j->req), UCOLL_OK, name, "ucoll_wait after completion");
         free_requests(j, 1, "nonblocking");
     }
     for (int k = 0; k < n; k++)
@@ -828,11 +692,11 @@ static void test_persistent(const tcomm_t *tc, unsigned salt)
         jobs[k].salt = salt;
         job_fill(&jobs[k]); /* the buffers hold data at init; new data comes before starts */
         job_name(&jobs[k], "persistent", name, sizeof(name));
-        if (!expect_st(job_init_persistent(&jobs[k]), UCOLL_OK, name, "*_init"))
+        if (!mpt_expect_st(job_init_persistent(&jobs[k]), UCOLL_OK, name, "*_init"))
             jobs[k].req = NULL;
         /* an inactive persistent request tests complete */
         else
-            expect_st(ucoll_test(jobs[k].req), UCOLL_OK, name, "ucoll_test before any start");
+            mpt_expect_st(ucoll_test(jobs[k].req), UCOLL_OK, name, "ucoll_test before any start");
     }
     for (int it = 0; it < 3; it++) {
         for (int k = 0; k < n; k++) {
@@ -848,7 +712,7 @@ static void test_persistent(const tcomm_t *tc, unsigned salt)
             }
             char name[256];
             job_name(&jobs[k], "persistent", name, sizeof(name));
-            if (!expect_st(ucoll_start(jobs[k].req), UCOLL_OK, name, "ucoll_start"))
+            if (!mpt_expect_st(ucoll_start(jobs[k].req), UCOLL_OK, name, "ucoll_start"))
                 jobs[k].done = 1;
         }
         if (it == 0) {
@@ -893,7 +757,7 @@ static void test_concurrent(const tcomm_t *a, const tcomm_t *b, int mode, unsign
     for (int k = 0; k < NCONC; k++) {
         char name[256];
         job_name(&jobs[k], form, name, sizeof(name));
-        if (!expect_st(job_issue(&jobs[k]), UCOLL_OK, name, "issue")) {
+        if (!mpt_expect_st(job_issue(&jobs[k]), UCOLL_OK, name, "issue")) {
             jobs[k].req = NULL;
             jobs[k].done = 1;
         }
@@ -907,10 +771,11 @@ static void test_concurrent(const tcomm_t *a, const tcomm_t *b, int mode, unsign
                 char bn[160];
                 snprintf(bn, sizeof(bn), "%s: blocking allreduce on %s amid outstanding", form,
                          tcs[t]->label);
-                if (expect_st(ucoll_allreduce(tcs[t]->comm, &v, &sum, 1, UCOLL_INT64, UCOLL_OP_SUM),
-                              UCOLL_OK, bn, "ucoll_allreduce"))
-                    check(sum == want, bn, "got %lld expected %lld", (long long)sum,
-                          (long long)want);
+                if (mpt_expect_st(
+                        ucoll_allreduce(tcs[t]->comm, &v, &sum, 1, UCOLL_INT64, UCOLL_OP_SUM),
+                        UCOLL_OK, bn, "ucoll_allreduce"))
+                    mpt_check(sum == want, bn, "got %lld expected %lld", (long long)sum,
+                              (long long)want);
             }
         }
     }
@@ -942,7 +807,7 @@ static void test_quick(const tcomm_t *tc, unsigned salt)
         job_fill(&jobs[k]);
         char name[256];
         job_name(&jobs[k], "nonblocking", name, sizeof(name));
-        if (!expect_st(job_issue(&jobs[k]), UCOLL_OK, name, "issue")) {
+        if (!mpt_expect_st(job_issue(&jobs[k]), UCOLL_OK, name, "issue")) {
             jobs[k].req = NULL;
             jobs[k].done = 1;
         }
@@ -1051,20 +916,21 @@ static int do_split(const tcomm_t *parent, rule_t rule, const char *label, tcomm
     ucoll_comm_t *nc = (ucoll_comm_t *)(void *)&not_a_comm; /* must be overwritten */
     ucoll_status_t st = ucoll_comm_split(parent->comm, rule_color(rule, parent->rank),
                                          rule_key(rule, parent->rank), &nc);
-    if (!expect_st(st, UCOLL_OK, name, "ucoll_comm_split"))
+    if (!mpt_expect_st(st, UCOLL_OK, name, "ucoll_comm_split"))
         return no_split(tc);
     if (n == 0) {
-        check(nc == NULL, name, "color < 0 gave newcomm %p, expected NULL", (void *)nc);
+        mpt_check(nc == NULL, name, "color < 0 gave newcomm %p, expected NULL", (void *)nc);
         return no_split(tc);
     }
-    if (!check(nc != NULL && nc != (ucoll_comm_t *)(void *)&not_a_comm, name,
-               "color >= 0 gave no communicator"))
+    if (!mpt_check(nc != NULL && nc != (ucoll_comm_t *)(void *)&not_a_comm, name,
+                   "color >= 0 gave no communicator"))
         return no_split(tc);
     tc->comm = nc;
     tc->rank = ucoll_comm_rank(nc);
     tc->size = ucoll_comm_size(nc);
-    if (!check(tc->size == n && tc->rank == newrank, name,
-               "rank %d of size %d, expected rank %d of size %d", tc->rank, tc->size, newrank, n)) {
+    if (!mpt_check(tc->size == n && tc->rank == newrank, name,
+                   "rank %d of size %d, expected rank %d of size %d", tc->rank, tc->size, newrank,
+                   n)) {
         /* a communicator of the wrong shape would make every later check of it fail, or hang */
         printf("FATAL rank %d: %s: communicator of the wrong shape\n", g_wrank, name);
         fflush(stdout);
@@ -1073,14 +939,14 @@ static int do_split(const tcomm_t *parent, rule_t rule, const char *label, tcomm
     /* members by an allreduce: slot[new rank] = 1 + world rank */
     int64_t *slots = calloc((size_t)n, sizeof(int64_t)), *all = calloc((size_t)n, 8);
     slots[tc->rank] = 1 + g_wrank;
-    if (expect_st(ucoll_allreduce(nc, slots, all, (size_t)n, UCOLL_INT64, UCOLL_OP_SUM), UCOLL_OK,
-                  name, "allreduce of members")) {
+    if (mpt_expect_st(ucoll_allreduce(nc, slots, all, (size_t)n, UCOLL_INT64, UCOLL_OP_SUM),
+                      UCOLL_OK, name, "allreduce of members")) {
         int bad = -1;
         for (int i = 0; i < n && bad < 0; i++)
             if (all[i] != 1 + tc->members[i])
                 bad = i;
-        check(bad < 0, name, "new rank %d is world rank %lld, expected %d", bad,
-              bad < 0 ? 0LL : (long long)all[bad] - 1, bad < 0 ? 0 : tc->members[bad]);
+        mpt_check(bad < 0, name, "new rank %d is world rank %lld, expected %d", bad,
+                  bad < 0 ? 0LL : (long long)all[bad] - 1, bad < 0 ? 0 : tc->members[bad]);
     }
     free(slots);
     free(all);
@@ -1093,18 +959,18 @@ static void free_tcomm(tcomm_t *tc)
     snprintf(name, sizeof(name), "ucoll_comm_free(%s)", tc->label);
     if (tc->comm != NULL) {
         ucoll_comm_t *c = tc->comm;
-        expect_st(ucoll_comm_free(c), UCOLL_OK, name, "free");
+        mpt_expect_st(ucoll_comm_free(c), UCOLL_OK, name, "free");
         /* a freed communicator answers, never crashes */
-        check(ucoll_comm_size(c) == -1 && ucoll_comm_rank(c) == -1, name,
-              "size/rank after free are %d/%d, expected -1/-1", ucoll_comm_size(c),
-              ucoll_comm_rank(c));
-        expect_st(ucoll_barrier(c), UCOLL_ERR_STATE, name, "ucoll_barrier after free");
+        mpt_check(ucoll_comm_size(c) == -1 && ucoll_comm_rank(c) == -1, name,
+                  "size/rank after free are %d/%d, expected -1/-1", ucoll_comm_size(c),
+                  ucoll_comm_rank(c));
+        mpt_expect_st(ucoll_barrier(c), UCOLL_ERR_STATE, name, "ucoll_barrier after free");
         int32_t x = 1, y = 0;
         ucoll_request_t *req = NULL;
-        expect_st(ucoll_iallreduce(c, &x, &y, 1, UCOLL_INT32, UCOLL_OP_SUM, &req), UCOLL_ERR_STATE,
-                  name, "ucoll_iallreduce after free");
-        check(y == 0, name, "ucoll_iallreduce after free wrote the result");
-        expect_st(ucoll_comm_free(c), UCOLL_ERR_STATE, name, "second ucoll_comm_free");
+        mpt_expect_st(ucoll_iallreduce(c, &x, &y, 1, UCOLL_INT32, UCOLL_OP_SUM, &req),
+                      UCOLL_ERR_STATE, name, "ucoll_iallreduce after free");
+        mpt_check(y == 0, name, "ucoll_iallreduce after free wrote the result");
+        mpt_expect_st(ucoll_comm_free(c), UCOLL_ERR_STATE, name, "second ucoll_comm_free");
     }
     free(tc->members);
     tc->members = NULL;
@@ -1122,18 +988,18 @@ static void test_split_misc(const tcomm_t *world)
         free(none.members);
 
     name = "ucoll_comm_free(world)";
-    check(ucoll_comm_free(world->comm) != UCOLL_OK, name, "freeing world succeeded");
+    mpt_check(ucoll_comm_free(world->comm) != UCOLL_OK, name, "freeing world succeeded");
     int32_t one = 1, total = 0;
-    if (expect_st(ucoll_allreduce(world->comm, &one, &total, 1, UCOLL_INT32, UCOLL_OP_SUM),
-                  UCOLL_OK, name, "world still works"))
-        check(total == world->size, name, "allreduce gave %d, expected %d", (int)total,
-              world->size);
+    if (mpt_expect_st(ucoll_allreduce(world->comm, &one, &total, 1, UCOLL_INT32, UCOLL_OP_SUM),
+                      UCOLL_OK, name, "world still works"))
+        mpt_check(total == world->size, name, "allreduce gave %d, expected %d", (int)total,
+                  world->size);
 
     name = "ucoll_comm_split(NULL newcomm)";
-    expect_st(ucoll_comm_split(world->comm, 0, 0, NULL), UCOLL_ERR_INVALID_ARG, name, "split");
+    mpt_expect_st(ucoll_comm_split(world->comm, 0, 0, NULL), UCOLL_ERR_INVALID_ARG, name, "split");
     ucoll_comm_t *nc = NULL;
-    expect_st(ucoll_comm_split(NULL, 0, 0, &nc), UCOLL_ERR_INVALID_ARG, "ucoll_comm_split(NULL)",
-              "split");
+    mpt_expect_st(ucoll_comm_split(NULL, 0, 0, &nc), UCOLL_ERR_INVALID_ARG,
+                  "ucoll_comm_split(NULL)", "split");
 
     /* many communicators over time (ids must not run out or collide) */
     /* A framework splits and frees groups as it goes: a communicator freed must not count
@@ -1148,16 +1014,16 @@ static void test_split_misc(const tcomm_t *world)
         int color = (world->rank + i) % 2;
         ucoll_status_t st =
             ucoll_comm_split(world->comm, color, i % 3 ? world->rank : -world->rank, &c);
-        if (!check(st == UCOLL_OK, name,
-                   "cycle %d of %d: ucoll_comm_split gave %d (%s) with only a handful of "
-                   "communicators alive",
-                   i, g_split_cycles, (int)st, ucoll_strerror(st))) {
+        if (!mpt_check(st == UCOLL_OK, name,
+                       "cycle %d of %d: ucoll_comm_split gave %d (%s) with only a handful of "
+                       "communicators alive",
+                       i, g_split_cycles, (int)st, ucoll_strerror(st))) {
             fatal_if(st, name);
             bad = 1;
             break;
         }
         if (i >= 200 && i % 50 != 0) { /* check the communicator now and then */
-            if (!expect_st(ucoll_comm_free(c), UCOLL_OK, name, "free"))
+            if (!mpt_expect_st(ucoll_comm_free(c), UCOLL_OK, name, "free"))
                 bad = 1;
             continue;
         }
@@ -1168,13 +1034,13 @@ static void test_split_misc(const tcomm_t *world)
         for (int q = 0; q < world->size; q++)
             if ((q + i) % 2 == color)
                 want += 1 + q;
-        if (!expect_st(ucoll_allreduce(c, &v, &sum, 1, UCOLL_INT64, UCOLL_OP_SUM), UCOLL_OK, name,
-                       "allreduce") ||
-            !check(sum == want && ucoll_comm_size(c) == expect_n, name,
-                   "cycle %d: sum %lld expected %lld, size %d expected %d", i, (long long)sum,
-                   (long long)want, ucoll_comm_size(c), expect_n))
+        if (!mpt_expect_st(ucoll_allreduce(c, &v, &sum, 1, UCOLL_INT64, UCOLL_OP_SUM), UCOLL_OK,
+                           name, "allreduce") ||
+            !mpt_check(sum == want && ucoll_comm_size(c) == expect_n, name,
+                       "cycle %d: sum %lld expected %lld, size %d expected %d", i, (long long)sum,
+                       (long long)want, ucoll_comm_size(c), expect_n))
             bad = 1;
-        if (!expect_st(ucoll_comm_free(c), UCOLL_OK, name, "free"))
+        if (!mpt_expect_st(ucoll_comm_free(c), UCOLL_OK, name, "free"))
             bad = 1;
     }
     /* freed communicators are kept (dead, to answer UCOLL_ERR_STATE) for the last 1024 frees
@@ -1182,9 +1048,9 @@ static void test_split_misc(const tcomm_t *world)
      * bytes, so 3000 more cycles without the bound grow the heap by more than 1 MB. */
     if (!bad && g_split_cycles >= 5000) {
         size_t heap_end = mallinfo2().uordblks;
-        check(heap_end <= heap_at_2000 + 256 * 1024, "split/free cycles: bounded memory",
-              "heap in use grew from %zu to %zu bytes over cycles 2000..%d", heap_at_2000, heap_end,
-              g_split_cycles);
+        mpt_check(heap_end <= heap_at_2000 + 256 * 1024, "split/free cycles: bounded memory",
+                  "heap in use grew from %zu to %zu bytes over cycles 2000..%d", heap_at_2000,
+                  heap_end, g_split_cycles);
     }
 }
 
@@ -1195,10 +1061,11 @@ static void test_misuse(const tcomm_t *world, const tcomm_t *other)
     const char *name;
 
     name = "NULL requests";
-    expect_st(ucoll_start(NULL), UCOLL_ERR_INVALID_ARG, name, "ucoll_start(NULL)");
-    expect_st(ucoll_test(NULL), UCOLL_ERR_INVALID_ARG, name, "ucoll_test(NULL)");
-    expect_st(ucoll_wait(NULL), UCOLL_ERR_INVALID_ARG, name, "ucoll_wait(NULL)");
-    expect_st(ucoll_request_free(NULL), UCOLL_ERR_INVALID_ARG, name, "ucoll_request_free(NULL)");
+    mpt_expect_st(ucoll_start(NULL), UCOLL_ERR_INVALID_ARG, name, "ucoll_start(NULL)");
+    mpt_expect_st(ucoll_test(NULL), UCOLL_ERR_INVALID_ARG, name, "ucoll_test(NULL)");
+    mpt_expect_st(ucoll_wait(NULL), UCOLL_ERR_INVALID_ARG, name, "ucoll_wait(NULL)");
+    mpt_expect_st(ucoll_request_free(NULL), UCOLL_ERR_INVALID_ARG, name,
+                  "ucoll_request_free(NULL)");
 
     name = "invalid arguments to nonblocking and persistent calls";
     {
@@ -1208,29 +1075,29 @@ static void test_misuse(const tcomm_t *world, const tcomm_t *other)
         ucoll_request_t *const untouched = req;
         ucoll_comm_t *c = world->comm;
         const int p = world->size;
-        expect_st(ucoll_iallreduce(c, s, r, 4, UCOLL_INT32, UCOLL_OP_SUM, NULL),
-                  UCOLL_ERR_INVALID_ARG, name, "iallreduce with req NULL");
-        expect_st(ucoll_ireduce(c, s, r, 4, UCOLL_INT32, UCOLL_OP_SUM, p, &req),
-                  UCOLL_ERR_INVALID_ARG, name, "ireduce root = size");
-        expect_st(ucoll_ibcast(c, r, 4, UCOLL_INT32, -1, &req), UCOLL_ERR_INVALID_ARG, name,
-                  "ibcast root -1");
-        expect_st(ucoll_iscan(c, s, NULL, 4, UCOLL_INT32, UCOLL_OP_SUM, &req),
-                  UCOLL_ERR_INVALID_ARG, name, "iscan recvbuf NULL");
-        expect_st(ucoll_iexscan(c, s, r, 4, UCOLL_FLOAT32, UCOLL_OP_BXOR, &req),
-                  UCOLL_ERR_INVALID_ARG, name, "iexscan bxor on float32");
-        expect_st(ucoll_allreduce_init(c, NULL, r, 4, UCOLL_INT32, UCOLL_OP_SUM, &req),
-                  UCOLL_ERR_INVALID_ARG, name, "allreduce_init sendbuf NULL");
-        expect_st(ucoll_bcast_init(c, r, 4, UCOLL_INT32, p, &req), UCOLL_ERR_INVALID_ARG, name,
-                  "bcast_init root = size");
-        expect_st(ucoll_scan_init(c, s, r, 4, (ucoll_dtype_t)99, UCOLL_OP_SUM, &req),
-                  UCOLL_ERR_INVALID_ARG, name, "scan_init unknown dtype");
-        expect_st(ucoll_exscan_init(c, s, r, 4, UCOLL_INT32, 4242, &req), UCOLL_ERR_INVALID_ARG,
-                  name, "exscan_init unknown op");
-        expect_st(ucoll_reduce_init(c, s, r, 4, UCOLL_INT32, UCOLL_OP_SUM, -1, &req),
-                  UCOLL_ERR_INVALID_ARG, name, "reduce_init root -1");
-        check(req == untouched, name, "a failed call changed *req");
-        check(r[0] == 9 && r[1] == 9 && r[2] == 9 && r[3] == 9, name,
-              "a failed call wrote recvbuf");
+        mpt_expect_st(ucoll_iallreduce(c, s, r, 4, UCOLL_INT32, UCOLL_OP_SUM, NULL),
+                      UCOLL_ERR_INVALID_ARG, name, "iallreduce with req NULL");
+        mpt_expect_st(ucoll_ireduce(c, s, r, 4, UCOLL_INT32, UCOLL_OP_SUM, p, &req),
+                      UCOLL_ERR_INVALID_ARG, name, "ireduce root = size");
+        mpt_expect_st(ucoll_ibcast(c, r, 4, UCOLL_INT32, -1, &req), UCOLL_ERR_INVALID_ARG, name,
+                      "ibcast root -1");
+        mpt_expect_st(ucoll_iscan(c, s, NULL, 4, UCOLL_INT32, UCOLL_OP_SUM, &req),
+                      UCOLL_ERR_INVALID_ARG, name, "iscan recvbuf NULL");
+        mpt_expect_st(ucoll_iexscan(c, s, r, 4, UCOLL_FLOAT32, UCOLL_OP_BXOR, &req),
+                      UCOLL_ERR_INVALID_ARG, name, "iexscan bxor on float32");
+        mpt_expect_st(ucoll_allreduce_init(c, NULL, r, 4, UCOLL_INT32, UCOLL_OP_SUM, &req),
+                      UCOLL_ERR_INVALID_ARG, name, "allreduce_init sendbuf NULL");
+        mpt_expect_st(ucoll_bcast_init(c, r, 4, UCOLL_INT32, p, &req), UCOLL_ERR_INVALID_ARG, name,
+                      "bcast_init root = size");
+        mpt_expect_st(ucoll_scan_init(c, s, r, 4, (ucoll_dtype_t)99, UCOLL_OP_SUM, &req),
+                      UCOLL_ERR_INVALID_ARG, name, "scan_init unknown dtype");
+        mpt_expect_st(ucoll_exscan_init(c, s, r, 4, UCOLL_INT32, 4242, &req), UCOLL_ERR_INVALID_ARG,
+                      name, "exscan_init unknown op");
+        mpt_expect_st(ucoll_reduce_init(c, s, r, 4, UCOLL_INT32, UCOLL_OP_SUM, -1, &req),
+                      UCOLL_ERR_INVALID_ARG, name, "reduce_init root -1");
+        mpt_check(req == untouched, name, "a failed call changed *req");
+        mpt_check(r[0] == 9 && r[1] == 9 && r[2] == 9 && r[3] == 9, name,
+                  "a failed call wrote recvbuf");
     }
 
     /* A persistent bcast from rank 0 of `other`. When `other` is not world, the other ranks
@@ -1244,39 +1111,40 @@ static void test_misuse(const tcomm_t *world, const tcomm_t *other)
         const int root = 0, me = other->rank, ordered = other->comm != world->comm;
         for (int i = 0; i < 16; i++)
             buf[i] = me == root ? 31 * i + 5 : -1;
-        if (expect_st(ucoll_bcast_init(other->comm, buf, 16, UCOLL_INT64, root, &req), UCOLL_OK,
-                      name, "bcast_init")) {
+        if (mpt_expect_st(ucoll_bcast_init(other->comm, buf, 16, UCOLL_INT64, root, &req), UCOLL_OK,
+                          name, "bcast_init")) {
             if (ordered && me == root)
-                expect_st(ucoll_barrier(world->comm), UCOLL_OK, name, "world barrier");
-            expect_st(ucoll_start(req), UCOLL_OK, name, "first ucoll_start");
+                mpt_expect_st(ucoll_barrier(world->comm), UCOLL_OK, name, "world barrier");
+            mpt_expect_st(ucoll_start(req), UCOLL_OK, name, "first ucoll_start");
             if (ordered && me != root)
-                expect_st(ucoll_test(req), UCOLL_INPROGRESS, name,
-                          "ucoll_test before the root started");
-            expect_st(ucoll_start(req), UCOLL_ERR_STATE, name, "ucoll_start of an active request");
-            expect_st(ucoll_request_free(req), UCOLL_ERR_STATE, name,
-                      "ucoll_request_free of an active request");
+                mpt_expect_st(ucoll_test(req), UCOLL_INPROGRESS, name,
+                              "ucoll_test before the root started");
+            mpt_expect_st(ucoll_start(req), UCOLL_ERR_STATE, name,
+                          "ucoll_start of an active request");
+            mpt_expect_st(ucoll_request_free(req), UCOLL_ERR_STATE, name,
+                          "ucoll_request_free of an active request");
             if (other->comm != world->comm)
-                expect_st(ucoll_comm_free(other->comm), UCOLL_ERR_STATE, name,
-                          "ucoll_comm_free with an active request on it");
+                mpt_expect_st(ucoll_comm_free(other->comm), UCOLL_ERR_STATE, name,
+                              "ucoll_comm_free with an active request on it");
             if (ordered && me != root)
-                expect_st(ucoll_barrier(world->comm), UCOLL_OK, name, "world barrier");
-            if (expect_st(ucoll_wait(req), UCOLL_OK, name, "ucoll_wait")) {
+                mpt_expect_st(ucoll_barrier(world->comm), UCOLL_OK, name, "world barrier");
+            if (mpt_expect_st(ucoll_wait(req), UCOLL_OK, name, "ucoll_wait")) {
                 int bad = 0;
                 for (int i = 0; i < 16; i++)
                     bad += buf[i] != 31 * i + 5;
-                check(bad == 0, name, "%d elements of the bcast wrong", bad);
+                mpt_check(bad == 0, name, "%d elements of the bcast wrong", bad);
             }
             /* inactive again: can be started again, then freed */
             for (int i = 0; i < 16; i++)
                 buf[i] = me == root ? 7 * i - 3 : -1;
-            expect_st(ucoll_start(req), UCOLL_OK, name, "ucoll_start after completion");
-            if (expect_st(ucoll_wait(req), UCOLL_OK, name, "ucoll_wait")) {
+            mpt_expect_st(ucoll_start(req), UCOLL_OK, name, "ucoll_start after completion");
+            if (mpt_expect_st(ucoll_wait(req), UCOLL_OK, name, "ucoll_wait")) {
                 int bad = 0;
                 for (int i = 0; i < 16; i++)
                     bad += buf[i] != 7 * i - 3;
-                check(bad == 0, name, "second start: %d elements of the bcast wrong", bad);
+                mpt_check(bad == 0, name, "second start: %d elements of the bcast wrong", bad);
             }
-            expect_st(ucoll_request_free(req), UCOLL_OK, name, "ucoll_request_free");
+            mpt_expect_st(ucoll_request_free(req), UCOLL_OK, name, "ucoll_request_free");
         }
     }
 
@@ -1284,14 +1152,14 @@ static void test_misuse(const tcomm_t *world, const tcomm_t *other)
     {
         int32_t x = 1 + world->rank, y = 0;
         ucoll_request_t *req = NULL;
-        if (expect_st(ucoll_iallreduce(world->comm, &x, &y, 1, UCOLL_INT32, UCOLL_OP_SUM, &req),
-                      UCOLL_OK, name, "iallreduce")) {
-            expect_st(ucoll_wait(req), UCOLL_OK, name, "ucoll_wait");
-            check(y == world->size * (world->size + 1) / 2, name, "sum %d", (int)y);
+        if (mpt_expect_st(ucoll_iallreduce(world->comm, &x, &y, 1, UCOLL_INT32, UCOLL_OP_SUM, &req),
+                          UCOLL_OK, name, "iallreduce")) {
+            mpt_expect_st(ucoll_wait(req), UCOLL_OK, name, "ucoll_wait");
+            mpt_check(y == world->size * (world->size + 1) / 2, name, "sum %d", (int)y);
             ucoll_status_t st = ucoll_start(req);
-            check(st == UCOLL_ERR_STATE || st == UCOLL_ERR_INVALID_ARG, name,
-                  "ucoll_start gave %d (%s), expected an error", (int)st, ucoll_strerror(st));
-            expect_st(ucoll_request_free(req), UCOLL_OK, name, "ucoll_request_free");
+            mpt_check(st == UCOLL_ERR_STATE || st == UCOLL_ERR_INVALID_ARG, name,
+                      "ucoll_start gave %d (%s), expected an error", (int)st, ucoll_strerror(st));
+            mpt_expect_st(ucoll_request_free(req), UCOLL_OK, name, "ucoll_request_free");
         }
     }
 }
@@ -1302,30 +1170,30 @@ static void test_request_outlives_comm(const tcomm_t *world)
 {
     const char *name = "persistent request freed after ucoll_comm_free of its communicator";
     ucoll_comm_t *c = NULL;
-    if (!expect_st(ucoll_comm_split(world->comm, 0, world->rank, &c), UCOLL_OK, name, "split"))
+    if (!mpt_expect_st(ucoll_comm_split(world->comm, 0, world->rank, &c), UCOLL_OK, name, "split"))
         return;
     int32_t x = 1, y = 0;
     ucoll_request_t *req = NULL;
-    if (!expect_st(ucoll_allreduce_init(c, &x, &y, 1, UCOLL_INT32, UCOLL_OP_SUM, &req), UCOLL_OK,
-                   name, "allreduce_init")) {
+    if (!mpt_expect_st(ucoll_allreduce_init(c, &x, &y, 1, UCOLL_INT32, UCOLL_OP_SUM, &req),
+                       UCOLL_OK, name, "allreduce_init")) {
         ucoll_comm_free(c);
         return;
     }
-    expect_st(ucoll_start(req), UCOLL_OK, name, "start");
-    expect_st(ucoll_wait(req), UCOLL_OK, name, "wait");
-    check(y == world->size, name, "allreduce gave %d, expected %d", (int)y, world->size);
+    mpt_expect_st(ucoll_start(req), UCOLL_OK, name, "start");
+    mpt_expect_st(ucoll_wait(req), UCOLL_OK, name, "wait");
+    mpt_check(y == world->size, name, "allreduce gave %d, expected %d", (int)y, world->size);
     ucoll_status_t fst = ucoll_comm_free(c);
     if (fst == UCOLL_OK) {
         ucoll_status_t rst = ucoll_request_free(req);
-        check(rst == UCOLL_OK, name,
-              "ucoll_comm_free succeeded, then ucoll_request_free of the (inactive) request "
-              "gave %d (%s): the request can never be freed",
-              (int)rst, ucoll_strerror(rst));
+        mpt_check(rst == UCOLL_OK, name,
+                  "ucoll_comm_free succeeded, then ucoll_request_free of the (inactive) request "
+                  "gave %d (%s): the request can never be freed",
+                  (int)rst, ucoll_strerror(rst));
     } else {
-        check(fst == UCOLL_ERR_STATE, name, "ucoll_comm_free gave %d (%s)", (int)fst,
-              ucoll_strerror(fst));
-        expect_st(ucoll_request_free(req), UCOLL_OK, name, "request_free");
-        expect_st(ucoll_comm_free(c), UCOLL_OK, name, "comm_free after request_free");
+        mpt_check(fst == UCOLL_ERR_STATE, name, "ucoll_comm_free gave %d (%s)", (int)fst,
+                  ucoll_strerror(fst));
+        mpt_expect_st(ucoll_request_free(req), UCOLL_OK, name, "request_free");
+        mpt_expect_st(ucoll_comm_free(c), UCOLL_OK, name, "comm_free after request_free");
     }
 }
 
@@ -1344,16 +1212,16 @@ static void test_progress(const tcomm_t *tc, const tcomm_t *world)
     job_setup(&j, tc, UCOLL_COLL_BCAST, K_I64_SUM, g_big, 0, 0);
     j.salt = 4242;
     job_fill(&j);
-    if (expect_st(job_issue(&j), UCOLL_OK, name, "ucoll_ibcast")) {
+    if (mpt_expect_st(job_issue(&j), UCOLL_OK, name, "ucoll_ibcast")) {
         int64_t v = 1 + tc->members[tc->rank], sum = 0, want = 0;
         for (int r = 0; r < tc->size; r++)
             want += 1 + tc->members[r];
         if (tc->rank != 0)
             job_completed(&j, ucoll_wait(j.req), "progress");
-        if (expect_st(ucoll_allreduce(tc->comm, &v, &sum, 1, UCOLL_INT64, UCOLL_OP_SUM), UCOLL_OK,
-                      name, "blocking allreduce"))
-            check(sum == want, name, "allreduce gave %lld expected %lld", (long long)sum,
-                  (long long)want);
+        if (mpt_expect_st(ucoll_allreduce(tc->comm, &v, &sum, 1, UCOLL_INT64, UCOLL_OP_SUM),
+                          UCOLL_OK, name, "blocking allreduce"))
+            mpt_check(sum == want, name, "allreduce gave %lld expected %lld", (long long)sum,
+                      (long long)want);
         if (tc->rank == 0)
             job_completed(&j, ucoll_wait(j.req), "progress");
         free_requests(&j, 1, "progress");
@@ -1366,7 +1234,7 @@ static void test_progress(const tcomm_t *tc, const tcomm_t *world)
         job_setup(&a, world, UCOLL_COLL_ALLREDUCE, K_MAT, 1000, 0, 0);
         a.salt = 4343;
         job_fill(&a);
-        if (expect_st(job_issue(&a), UCOLL_OK, name, "ucoll_iallreduce")) {
+        if (mpt_expect_st(job_issue(&a), UCOLL_OK, name, "ucoll_iallreduce")) {
             tcomm_t oe;
             int have = do_split(world, SPLIT_ODD_EVEN, "odd/even-2", &oe);
             if (have) {
@@ -1386,14 +1254,14 @@ static void test_progress(const tcomm_t *tc, const tcomm_t *world)
         job_setup(&ps, tc, UCOLL_COLL_SCAN, K_MAT, 500, 0, 0);
         ps.salt = 4545;
         job_fill(&ps);
-        if (expect_st(job_init_persistent(&ps), UCOLL_OK, name, "scan_init")) {
+        if (mpt_expect_st(job_init_persistent(&ps), UCOLL_OK, name, "scan_init")) {
             for (int it = 0; it < 2; it++) {
                 ps.salt = 4546 + (unsigned)it;
                 job_fill(&ps);
-                if (!expect_st(ucoll_start(ps.req), UCOLL_OK, name, "ucoll_start"))
+                if (!mpt_expect_st(ucoll_start(ps.req), UCOLL_OK, name, "ucoll_start"))
                     break;
                 for (int b = 0; b < 3; b++)
-                    expect_st(ucoll_barrier(tc->comm), UCOLL_OK, name, "ucoll_barrier");
+                    mpt_expect_st(ucoll_barrier(tc->comm), UCOLL_OK, name, "ucoll_barrier");
                 job_completed(&ps, ucoll_wait(ps.req), "progress");
             }
             free_requests(&ps, 1, "progress");
@@ -1408,7 +1276,7 @@ static void section_done(const char *what, double t0, long fails0)
 {
     if (g_wrank == 0) {
         printf("  %-44s %6.1f s%s\n", what, now_s() - t0,
-               g_fails > fails0 ? "  (failures on rank 0)" : "");
+               mpt_tally.fails > fails0 ? "  (failures on rank 0)" : "");
         fflush(stdout);
     }
 }
@@ -1416,7 +1284,7 @@ static void section_done(const char *what, double t0, long fails0)
 #define SECTION(what, ...)                                                                         \
     do {                                                                                           \
         double t0_ = now_s();                                                                      \
-        long f0_ = g_fails;                                                                        \
+        long f0_ = mpt_tally.fails;                                                                \
         __VA_ARGS__;                                                                               \
         section_done(what, t0_, f0_);                                                              \
     } while (0)
@@ -1450,6 +1318,9 @@ int main(int argc, char **argv)
         return 1;
     }
     g_wrank = ucoll_comm_rank(wc);
+    mpt_tally.rank = g_wrank;
+    mpt_tally.max_prints = MAX_FAIL_PRINTS;
+    mpt_tally.fatal_lost_job = 1; /* the job cannot go on */
     g_wsize = ucoll_comm_size(wc);
     if (g_wsize != expect_size || g_wrank < 0 || g_wrank >= g_wsize) {
         printf("FAIL rank %d: job size assertion: ucoll_comm_size = %d, expected %d\n", g_wrank,
@@ -1497,14 +1368,14 @@ int main(int argc, char **argv)
     /* other schedules on some communicators */
     {
         const char *name = "ucoll_set_algorithm on split communicators";
-        expect_st(ucoll_set_algorithm(reversed.comm, UCOLL_COLL_EXSCAN, "roughly-halving"),
-                  UCOLL_OK, name, "reversed exscan roughly-halving");
-        expect_st(ucoll_set_algorithm(reversed.comm, UCOLL_COLL_SCAN, "recursive-doubling"),
-                  UCOLL_OK, name, "reversed scan recursive-doubling");
-        expect_st(ucoll_set_algorithm(mod3.comm, UCOLL_COLL_EXSCAN, "linear"), UCOLL_OK, name,
-                  "mod3 exscan linear");
-        expect_st(ucoll_set_algorithm(mod3.comm, UCOLL_COLL_SCAN, "linear"), UCOLL_OK, name,
-                  "mod3 scan linear");
+        mpt_expect_st(ucoll_set_algorithm(reversed.comm, UCOLL_COLL_EXSCAN, "roughly-halving"),
+                      UCOLL_OK, name, "reversed exscan roughly-halving");
+        mpt_expect_st(ucoll_set_algorithm(reversed.comm, UCOLL_COLL_SCAN, "recursive-doubling"),
+                      UCOLL_OK, name, "reversed scan recursive-doubling");
+        mpt_expect_st(ucoll_set_algorithm(mod3.comm, UCOLL_COLL_EXSCAN, "linear"), UCOLL_OK, name,
+                      "mod3 exscan linear");
+        mpt_expect_st(ucoll_set_algorithm(mod3.comm, UCOLL_COLL_SCAN, "linear"), UCOLL_OK, name,
+                      "mod3 scan linear");
     }
 
     SECTION("nonblocking on world", test_nonblocking(&world, 100));
@@ -1565,12 +1436,12 @@ int main(int argc, char **argv)
         /* nested and without-rank-0 stay: ucoll_finalize frees them */
     });
 
-    check(mat_bad_calls == 0, "user op", "called %d times with a wrong dtype or arg",
-          (int)mat_bad_calls);
+    mpt_check(mat_bad_calls == 0, "user op", "called %d times with a wrong dtype or arg",
+              (int)mat_bad_calls);
 
-    int64_t mine[3] = {g_checks, g_fails, g_skips}, all[3] = {0, 0, 0};
+    int64_t mine[3] = {mpt_tally.checks, mpt_tally.fails, g_skips}, all[3] = {0, 0, 0};
     st = ucoll_allreduce(wc, mine, all, 3, UCOLL_INT64, UCOLL_OP_SUM);
-    int ok = st == UCOLL_OK && g_fails == 0 && all[1] == 0;
+    int ok = st == UCOLL_OK && mpt_tally.fails == 0 && all[1] == 0;
     if (st != UCOLL_OK)
         printf("FAIL rank %d: final allreduce of the counters: %s\n", g_wrank, ucoll_strerror(st));
     if (g_wrank == 0)

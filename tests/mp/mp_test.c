@@ -75,38 +75,9 @@ static combo_t combos[K_NKINDS] = {
     {K_U64_AFFINE, "uint64-user-affine", UCOLL_UINT64, -1},
 };
 
-static size_t dtype_size(ucoll_dtype_t dt)
-{
-    switch (dt) {
-    case UCOLL_INT8:
-    case UCOLL_UINT8:
-        return 1;
-    case UCOLL_INT16:
-    case UCOLL_UINT16:
-        return 2;
-    case UCOLL_INT32:
-    case UCOLL_UINT32:
-    case UCOLL_FLOAT32:
-        return 4;
-    case UCOLL_INT64:
-    case UCOLL_UINT64:
-    case UCOLL_FLOAT64:
-        return 8;
-    }
-    return 0;
-}
-
-static uint64_t mix64(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
-
 static uint64_t hash3(unsigned kind, int rank, size_t i)
 {
-    return mix64(mix64(mix64(kind + 1u) ^ (uint64_t)(unsigned)rank) ^ (uint64_t)i);
+    return mpt_mix64(mpt_mix64(mpt_mix64(kind + 1u) ^ (uint64_t)(unsigned)rank) ^ (uint64_t)i);
 }
 
 /* a nonzero int32 with a random sign, magnitude < 2^30 */
@@ -203,57 +174,12 @@ static void affine_user_fn(const void *in, void *inout, size_t count, ucoll_dtyp
 /* reference: acc[i] = acc[i] (+) x[i], acc covering the lower ranks; plain C, no library code */
 static void ref_combine(kind_t kind, void *acc, const void *x, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        switch (kind) {
-        case K_I32_SUM:
-            ((int32_t *)acc)[i] += ((const int32_t *)x)[i];
-            break;
-        case K_I64_SUM:
-            ((int64_t *)acc)[i] += ((const int64_t *)x)[i];
-            break;
-        case K_U8_BXOR:
-            ((uint8_t *)acc)[i] ^= ((const uint8_t *)x)[i];
-            break;
-        case K_F64_SUM:
-            ((double *)acc)[i] += ((const double *)x)[i];
-            break;
-        case K_I16_MAX: {
-            int16_t a = ((int16_t *)acc)[i], b = ((const int16_t *)x)[i];
-            ((int16_t *)acc)[i] = a > b ? a : b;
-            break;
-        }
-        case K_I16_MIN: {
-            int16_t a = ((int16_t *)acc)[i], b = ((const int16_t *)x)[i];
-            ((int16_t *)acc)[i] = a < b ? a : b;
-            break;
-        }
-        case K_U64_PROD:
-            ((uint64_t *)acc)[i] *= ((const uint64_t *)x)[i];
-            break;
-        case K_F32_MAX: {
-            float a = ((float *)acc)[i], b = ((const float *)x)[i];
-            ((float *)acc)[i] = a > b ? a : b;
-            break;
-        }
-        case K_I32_LAND:
-            ((int32_t *)acc)[i] = ((int32_t *)acc)[i] && ((const int32_t *)x)[i];
-            break;
-        case K_U16_BOR:
-            ((uint16_t *)acc)[i] |= ((const uint16_t *)x)[i];
-            break;
-        case K_I8_LXOR:
-            ((int8_t *)acc)[i] = (int8_t)(!((int8_t *)acc)[i] != !((const int8_t *)x)[i]);
-            break;
-        case K_U32_BXOR:
-            ((uint32_t *)acc)[i] ^= ((const uint32_t *)x)[i];
-            break;
-        case K_U64_AFFINE:
+    if (kind == K_U64_AFFINE) {
+        for (size_t i = 0; i < n; i++)
             ((uint64_t *)acc)[i] = affine_compose(((uint64_t *)acc)[i], ((const uint64_t *)x)[i]);
-            break;
-        case K_NKINDS:
-            break;
-        }
+        return;
     }
+    mpt_ref_combine(combos[kind].dtype, combos[kind].op, acc, x, n);
 }
 
 /* ---------------------------------------------------------------- test state */
@@ -336,7 +262,7 @@ static int expect_ok(ctx_t *c, const char *casename, ucoll_status_t st)
 static int check_elems(ctx_t *c, const char *casename, const char *what, kind_t kind,
                        ucoll_dtype_t dt, const void *got, const void *want, size_t n)
 {
-    size_t es = dtype_size(dt);
+    size_t es = mpt_dtype_size(dt);
     size_t bad = 0, first = 0;
     for (size_t i = 0; i < n; i++) {
         const unsigned char *g = (const unsigned char *)got + i * es;
@@ -427,12 +353,6 @@ static const char *barrier_algs[] = {"dissemination", "auto"};
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
-static const char *coll_name(ucoll_coll_t coll)
-{
-    static const char *names[] = {"exscan", "scan", "reduce", "allreduce", "bcast", "barrier"};
-    return names[coll];
-}
-
 /* --alg-list COLL=A,B,...: replaces the built-in list of COLL (e.g. with `ucoll_info -a`'s) */
 static const char *alg_override[6][MAX_LIST];
 static size_t nalg_override[6];
@@ -471,7 +391,7 @@ static const char **algs_of(ucoll_coll_t coll, size_t *n)
 static int select_alg(ctx_t *c, ucoll_coll_t coll, const char *alg)
 {
     char name[128];
-    snprintf(name, sizeof(name), "set_algorithm(%s, %s)", coll_name(coll), alg);
+    snprintf(name, sizeof(name), "set_algorithm(%s, %s)", mpt_coll_name(coll), alg);
     case_mark_t m = case_begin(c);
     ucoll_status_t st = ucoll_set_algorithm(c->comm, coll, alg);
     int ok = expect_ok(c, name, st);
@@ -528,7 +448,7 @@ static void test_prefix_like(ctx_t *c, ucoll_coll_t coll)
         const combo_t *cb = &combos[k];
         if (!combo_selected(c, cb, 0))
             continue;
-        size_t es = dtype_size(cb->dtype);
+        size_t es = mpt_dtype_size(cb->dtype);
         compute_ref(c, cb->kind, cb->dtype, lo, hi, c->maxcount);
         for (size_t a = 0; a < nalgs; a++) {
             if (!in_list(c->algs, c->nalgs, algs[a]))
@@ -542,7 +462,7 @@ static void test_prefix_like(ctx_t *c, ucoll_coll_t coll)
                 for (int inplace = 0; inplace <= 1; inplace++) {
                     char name[200];
                     snprintf(name, sizeof(name), "%s alg=%s %s count=%zu inplace=%d",
-                             coll_name(coll), algs[a], cb->name, n, inplace);
+                             mpt_coll_name(coll), algs[a], cb->name, n, inplace);
                     case_mark_t m = case_begin(c);
                     gen_input(cb->kind, c->rank, c->send, n);
                     const void *sb = c->send;
@@ -553,13 +473,8 @@ static void test_prefix_like(ctx_t *c, ucoll_coll_t coll)
                     } else {
                         memset(c->send + n * es, SENTINEL, GUARD_BYTES);
                     }
-                    ucoll_status_t st;
-                    if (coll == UCOLL_COLL_EXSCAN)
-                        st = ucoll_exscan(c->comm, sb, c->recv, n, cb->dtype, cb->op);
-                    else if (coll == UCOLL_COLL_SCAN)
-                        st = ucoll_scan(c->comm, sb, c->recv, n, cb->dtype, cb->op);
-                    else
-                        st = ucoll_allreduce(c->comm, sb, c->recv, n, cb->dtype, cb->op);
+                    ucoll_status_t st = mpt_call(MPT_BLOCKING, coll, c->comm, sb, c->recv, n,
+                                                 cb->dtype, cb->op, 0, NULL);
                     if (expect_ok(c, name, st)) {
                         if (coll == UCOLL_COLL_EXSCAN && c->rank == 0) {
                             /* rank 0's recvbuf is left untouched */
@@ -616,7 +531,7 @@ static void test_reduce(ctx_t *c)
         const combo_t *cb = &combos[k];
         if (!combo_selected(c, cb, 0))
             continue;
-        size_t es = dtype_size(cb->dtype);
+        size_t es = mpt_dtype_size(cb->dtype);
         compute_ref(c, cb->kind, cb->dtype, 0, c->size - 1, c->maxcount);
         for (size_t a = 0; a < nalgs; a++) {
             if (!in_list(c->algs, c->nalgs, algs[a]))
@@ -696,7 +611,7 @@ static void test_bcast(ctx_t *c)
         for (int ri = 0; ri < nroots; ri++) {
             int root = roots[ri];
             for (size_t d = 0; d < NELEM(dts); d++) {
-                size_t es = dtype_size(dts[d]);
+                size_t es = mpt_dtype_size(dts[d]);
                 for (int ci = 0; ci < c->ncounts; ci++) {
                     size_t n = c->counts[ci];
                     char name[200];
@@ -838,27 +753,14 @@ static void test_errors(ctx_t *c)
     /* bitwise and logical ops on floating types, for every reducing collective */
     for (size_t b = 0; b < NELEM(badfp); b++) {
         for (int coll = 0; coll < 4; coll++) {
-            size_t bytes = n * dtype_size(badfp[b].dt);
-            snprintf(name, sizeof(name), "error %s %s", coll_name((ucoll_coll_t)coll),
+            size_t bytes = n * mpt_dtype_size(badfp[b].dt);
+            snprintf(name, sizeof(name), "error %s %s", mpt_coll_name((ucoll_coll_t)coll),
                      badfp[b].name);
             case_mark_t m = case_begin(c);
             memset(c->send, 0x3c, bytes);
             memset(c->recv, SENTINEL, bytes);
-            ucoll_status_t st = UCOLL_OK;
-            switch ((ucoll_coll_t)coll) {
-            case UCOLL_COLL_EXSCAN:
-                st = ucoll_exscan(c->comm, c->send, c->recv, n, badfp[b].dt, badfp[b].op);
-                break;
-            case UCOLL_COLL_SCAN:
-                st = ucoll_scan(c->comm, c->send, c->recv, n, badfp[b].dt, badfp[b].op);
-                break;
-            case UCOLL_COLL_REDUCE:
-                st = ucoll_reduce(c->comm, c->send, c->recv, n, badfp[b].dt, badfp[b].op, 0);
-                break;
-            default:
-                st = ucoll_allreduce(c->comm, c->send, c->recv, n, badfp[b].dt, badfp[b].op);
-                break;
-            }
+            ucoll_status_t st = mpt_call(MPT_BLOCKING, (ucoll_coll_t)coll, c->comm, c->send,
+                                         c->recv, n, badfp[b].dt, badfp[b].op, 0, NULL);
             expect_err(c, name, st, UCOLL_ERR_INVALID_ARG);
             check_bytes(c, name, "recvbuf", c->recv, SENTINEL, bytes);
             check_bytes(c, name, "sendbuf", c->send, 0x3c, bytes);
@@ -941,7 +843,7 @@ static void test_errors(ctx_t *c)
         };
         for (size_t i = 0; i < NELEM(badalg); i++) {
             snprintf(name, sizeof(name), "error set_algorithm(%s, \"%s\")",
-                     coll_name(badalg[i].coll), badalg[i].alg);
+                     mpt_coll_name(badalg[i].coll), badalg[i].alg);
             case_mark_t m = case_begin(c);
             expect_err(c, name, ucoll_set_algorithm(c->comm, badalg[i].coll, badalg[i].alg),
                        UCOLL_ERR_INVALID_ARG);
@@ -1014,34 +916,16 @@ static void test_nonblocking(ctx_t *c)
     const kind_t kind = K_I64_SUM;
     char name[200];
     for (int coll = 0; coll < 6; coll++) {
-        snprintf(name, sizeof(name), "nonblocking i%s count=%zu", coll_name((ucoll_coll_t)coll), n);
+        snprintf(name, sizeof(name), "nonblocking i%s count=%zu", mpt_coll_name((ucoll_coll_t)coll),
+                 n);
         ucoll_request_t *req = NULL;
         int root = c->size - 1;
         gen_input(kind, c->rank, c->send, n);
         memset(c->recv, SENTINEL, n * 8 + GUARD_BYTES);
         if (coll == UCOLL_COLL_BCAST && c->rank == root)
             memcpy(c->recv, c->send, n * 8);
-        ucoll_status_t st = UCOLL_OK;
-        switch ((ucoll_coll_t)coll) {
-        case UCOLL_COLL_EXSCAN:
-            st = ucoll_iexscan(c->comm, c->send, c->recv, n, UCOLL_INT64, UCOLL_OP_SUM, &req);
-            break;
-        case UCOLL_COLL_SCAN:
-            st = ucoll_iscan(c->comm, c->send, c->recv, n, UCOLL_INT64, UCOLL_OP_SUM, &req);
-            break;
-        case UCOLL_COLL_REDUCE:
-            st = ucoll_ireduce(c->comm, c->send, c->recv, n, UCOLL_INT64, UCOLL_OP_SUM, root, &req);
-            break;
-        case UCOLL_COLL_ALLREDUCE:
-            st = ucoll_iallreduce(c->comm, c->send, c->recv, n, UCOLL_INT64, UCOLL_OP_SUM, &req);
-            break;
-        case UCOLL_COLL_BCAST:
-            st = ucoll_ibcast(c->comm, c->recv, n, UCOLL_INT64, root, &req);
-            break;
-        case UCOLL_COLL_BARRIER:
-            st = ucoll_ibarrier(c->comm, &req);
-            break;
-        }
+        ucoll_status_t st = mpt_call(MPT_NONBLOCKING, (ucoll_coll_t)coll, c->comm, c->send, c->recv,
+                                     n, UCOLL_INT64, UCOLL_OP_SUM, root, &req);
         if (not_supported(c, name, st))
             continue;
         case_mark_t m = case_begin(c);
@@ -1251,8 +1135,8 @@ int main(int argc, char **argv)
             char *eq = strchr(v, '=');
             int coll = -1;
             for (int k = 0; eq != NULL && k < 6; k++)
-                if (strncmp(v, coll_name((ucoll_coll_t)k), (size_t)(eq - v)) == 0 &&
-                    strlen(coll_name((ucoll_coll_t)k)) == (size_t)(eq - v))
+                if (strncmp(v, mpt_coll_name((ucoll_coll_t)k), (size_t)(eq - v)) == 0 &&
+                    strlen(mpt_coll_name((ucoll_coll_t)k)) == (size_t)(eq - v))
                     coll = k;
             if (coll < 0) {
                 fprintf(stderr, "mp_test: --alg-list wants COLL=ALG[,ALG...], got %s\n", v);
@@ -1335,7 +1219,7 @@ int main(int argc, char **argv)
         for (int k = 0; k < 6; k++) {
             size_t n;
             const char **algs = algs_of((ucoll_coll_t)k, &n);
-            printf(" %s=", coll_name((ucoll_coll_t)k));
+            printf(" %s=", mpt_coll_name((ucoll_coll_t)k));
             for (size_t i = 0; i < n; i++)
                 printf("%s%s", i ? "," : "", algs[i]);
         }

@@ -1,14 +1,65 @@
 /*
- * tests/mp/mp_util.h: small helpers the multi-process test programs share.
+ * tests/mp/mp_util.h: what the multi-process test programs share (libmptest, mp_util.c): the
+ * collectives' and forms' names, element sizes, the input hash, the reference (+) of the
+ * built-in operations in plain C, and one call of any collective in any form (blocking,
+ * nonblocking, persistent). Nothing here uses the library beyond its public API.
  */
 #ifndef UCOLL_TESTS_MP_UTIL_H
 #define UCOLL_TESTS_MP_UTIL_H
 
 #include <ucoll.h>
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <time.h>
+
+/* the forms a collective can be called in */
+typedef enum { MPT_BLOCKING, MPT_NONBLOCKING, MPT_PERSISTENT, MPT_NFORMS } mpt_form_t;
+extern const char *const mpt_form_names[MPT_NFORMS]; /* "blocking", ... */
+
+/* "exscan", "scan", "reduce", "allreduce", "bcast", "barrier"; "?" for anything else */
+const char *mpt_coll_name(ucoll_coll_t coll);
+
+/* bytes of one element of dt (0 for an unknown dtype) */
+size_t mpt_dtype_size(ucoll_dtype_t dt);
+
+/* the splitmix64 finalizer: the tests' hash for inputs and shared random streams */
+uint64_t mpt_mix64(uint64_t x);
+
+/* acc[i] = acc[i] (+) x[i] for i < n with a built-in op on dt, acc holding the lower ranks;
+ * plain C, independent of the library. Integer sums and products wrap (as unsigned
+ * arithmetic); the logical ops give 0 or 1. Returns -1 (nothing done) for a pair the library
+ * does not define (a logical or bitwise op on a floating-point type). */
+int mpt_ref_combine(ucoll_dtype_t dt, ucoll_op_t op, void *acc, const void *x, size_t n);
+
+/* One call of collective coll in the given form: ucoll_X, ucoll_iX (the request in *req) or
+ * ucoll_X_init (the persistent request in *req). s and r are the send and receive buffers
+ * (bcast uses r only, barrier neither); root matters for reduce and bcast. There is no
+ * persistent barrier in the API: MPT_PERSISTENT with the barrier calls ucoll_ibarrier. */
+ucoll_status_t mpt_call(mpt_form_t form, ucoll_coll_t coll, ucoll_comm_t *c, const void *s, void *r,
+                        size_t n, ucoll_dtype_t dt, ucoll_op_t op, int root, ucoll_request_t **req);
+
+/* The checks of a test process: mpt_check counts one check and reports it when it fails, as
+ * "FAIL rank R: NAME: MESSAGE" on stdout. Fields set by the test: rank (printed), max_prints
+ * (FAIL lines printed at most, then one line saying the rest are suppressed; 0: no limit) and
+ * fatal_lost_job (mpt_expect_st ends the process with status 3 when a call that had to succeed
+ * timed out, lost a peer or the transport: the job cannot go on). */
+typedef struct {
+    int rank;
+    long checks, fails;
+    int max_prints, prints;
+    int fatal_lost_job;
+} mpt_tally_t;
+extern mpt_tally_t mpt_tally;
+
+/* one failure (not a check of its own) */
+void mpt_fail(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* one check: counts it, reports it when cond is false; returns cond */
+int mpt_check(int cond, const char *name, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* the check that a call (`what`) returned want */
+int mpt_expect_st(ucoll_status_t st, ucoll_status_t want, const char *name, const char *what);
 
 /* seconds on the monotonic clock */
 static inline double now_s(void)

@@ -138,31 +138,6 @@ static int oob_allgather(const void *src, void *dst, size_t len, void *arg)
     return 0;
 }
 
-static int g_rank = -1;
-static long g_checks, g_fails;
-
-static int check(int cond, const char *name, const char *fmt, ...)
-{
-    g_checks++;
-    if (cond)
-        return 1;
-    g_fails++;
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    printf("FAIL rank %d: %s: %s\n", g_rank, name, msg);
-    fflush(stdout);
-    return 0;
-}
-
-static int expect_st(ucoll_status_t st, ucoll_status_t want, const char *name, const char *what)
-{
-    return check(st == want, name, "%s: status %d (%s), expected %d (%s)", what, (int)st,
-                 ucoll_strerror(st), (int)want, ucoll_strerror(want));
-}
-
 static int64_t input64(int rank, int salt, size_t i)
 {
     uint64_t x = ((uint64_t)(rank + 1) << 40) ^ ((uint64_t)salt << 20) ^ i;
@@ -182,8 +157,8 @@ static void rank_collectives(ucoll_comm_t *w, int r, int p, const char *dir)
     name = "allreduce int64 sum";
     for (size_t i = 0; i < N; i++)
         in[i] = input64(r, 1, i);
-    if (expect_st(ucoll_allreduce(w, in, out, N, UCOLL_INT64, UCOLL_OP_SUM), UCOLL_OK, name,
-                  "call")) {
+    if (mpt_expect_st(ucoll_allreduce(w, in, out, N, UCOLL_INT64, UCOLL_OP_SUM), UCOLL_OK, name,
+                      "call")) {
         size_t bad = 0;
         for (size_t i = 0; i < N; i++) {
             int64_t s = 0;
@@ -191,7 +166,7 @@ static void rank_collectives(ucoll_comm_t *w, int r, int p, const char *dir)
                 s += input64(q, 1, i);
             bad += out[i] != s;
         }
-        check(bad == 0, name, "%zu of %d elements wrong", bad, N);
+        mpt_check(bad == 0, name, "%zu of %d elements wrong", bad, N);
     }
 
     for (int inclusive = 0; inclusive < 2; inclusive++) {
@@ -202,7 +177,7 @@ static void rank_collectives(ucoll_comm_t *w, int r, int p, const char *dir)
         }
         ucoll_status_t st = inclusive ? ucoll_scan(w, in, out, N, UCOLL_INT64, UCOLL_OP_SUM)
                                       : ucoll_exscan(w, in, out, N, UCOLL_INT64, UCOLL_OP_SUM);
-        if (expect_st(st, UCOLL_OK, name, "call")) {
+        if (mpt_expect_st(st, UCOLL_OK, name, "call")) {
             size_t bad = 0;
             for (size_t i = 0; i < N; i++) {
                 int64_t s = 0;
@@ -210,15 +185,16 @@ static void rank_collectives(ucoll_comm_t *w, int r, int p, const char *dir)
                     s += input64(q, 2 + inclusive, i);
                 bad += (r == 0 && !inclusive) ? out[i] != -77 : out[i] != s;
             }
-            check(bad == 0, name, "%zu of %d elements wrong (rank 0 exscan: untouched)", bad, N);
+            mpt_check(bad == 0, name, "%zu of %d elements wrong (rank 0 exscan: untouched)", bad,
+                      N);
         }
     }
 
     name = "reduce float64 max to the last rank";
     for (size_t i = 0; i < N; i++)
         din[i] = (double)input64(r, 4, i) / 8.0;
-    if (expect_st(ucoll_reduce(w, din, dout, N, UCOLL_FLOAT64, UCOLL_OP_MAX, p - 1), UCOLL_OK, name,
-                  "call") &&
+    if (mpt_expect_st(ucoll_reduce(w, din, dout, N, UCOLL_FLOAT64, UCOLL_OP_MAX, p - 1), UCOLL_OK,
+                      name, "call") &&
         r == p - 1) {
         size_t bad = 0;
         for (size_t i = 0; i < N; i++) {
@@ -227,14 +203,14 @@ static void rank_collectives(ucoll_comm_t *w, int r, int p, const char *dir)
                 m = fmax(m, (double)input64(q, 4, i) / 8.0);
             bad += dout[i] != m;
         }
-        check(bad == 0, name, "%zu of %d elements wrong", bad, N);
+        mpt_check(bad == 0, name, "%zu of %d elements wrong", bad, N);
     }
 
     name = "allreduce float64 sum, 50000 elements";
     for (size_t i = 0; i < BIG; i++)
         din[i] = (double)input64(r, 5, i) * 1e-3 + 0.1;
-    if (expect_st(ucoll_allreduce(w, din, dout, BIG, UCOLL_FLOAT64, UCOLL_OP_SUM), UCOLL_OK, name,
-                  "call")) {
+    if (mpt_expect_st(ucoll_allreduce(w, din, dout, BIG, UCOLL_FLOAT64, UCOLL_OP_SUM), UCOLL_OK,
+                      name, "call")) {
         size_t bad = 0;
         for (size_t i = 0; i < BIG; i++) {
             double s = 0, mag = 0;
@@ -245,19 +221,19 @@ static void rank_collectives(ucoll_comm_t *w, int r, int p, const char *dir)
             }
             bad += fabs(dout[i] - s) > 1e-12 * (mag + 1);
         }
-        check(bad == 0, name, "%zu of %d elements outside the tolerance", bad, BIG);
+        mpt_check(bad == 0, name, "%zu of %d elements outside the tolerance", bad, BIG);
     }
 
     name = "bcast from every root";
     for (int root = 0; root < p; root++) {
         for (size_t i = 0; i < N; i++)
             out[i] = r == root ? input64(root, 6, i) : 0;
-        if (!expect_st(ucoll_bcast(w, out, N, UCOLL_INT64, root), UCOLL_OK, name, "call"))
+        if (!mpt_expect_st(ucoll_bcast(w, out, N, UCOLL_INT64, root), UCOLL_OK, name, "call"))
             break;
         size_t bad = 0;
         for (size_t i = 0; i < N; i++)
             bad += out[i] != input64(root, 6, i);
-        check(bad == 0, name, "root %d: %zu of %d elements wrong", root, bad, N);
+        mpt_check(bad == 0, name, "root %d: %zu of %d elements wrong", root, bad, N);
     }
 
     /* barrier: rank k % p arrives 50 ms late each round; after the barrier, everybody's mark
@@ -267,7 +243,7 @@ static void rank_collectives(ucoll_comm_t *w, int r, int p, const char *dir)
         char path[512];
         snprintf(path, sizeof(path), "%s/barrier", dir);
         int fd = open(path, O_RDWR | O_CREAT, 0600);
-        if (check(fd >= 0, name, "open %s: %s", path, strerror(errno))) {
+        if (mpt_check(fd >= 0, name, "open %s: %s", path, strerror(errno))) {
             for (int k = 0; k < 3; k++) {
                 if (r == k % p) {
                     struct timespec d = {0, 50 * 1000 * 1000};
@@ -275,16 +251,16 @@ static void rank_collectives(ucoll_comm_t *w, int r, int p, const char *dir)
                 }
                 char b = 'x';
                 if (pwrite(fd, &b, 1, (off_t)(k * p + r)) != 1)
-                    check(0, name, "pwrite: %s", strerror(errno));
-                if (!expect_st(ucoll_barrier(w), UCOLL_OK, name, "call"))
+                    mpt_check(0, name, "pwrite: %s", strerror(errno));
+                if (!mpt_expect_st(ucoll_barrier(w), UCOLL_OK, name, "call"))
                     break;
                 char seen[MAX_RANKS * 4];
                 ssize_t got = pread(fd, seen, (size_t)((k + 1) * p), 0);
                 int marks = 0;
                 for (ssize_t i = 0; i < got; i++)
                     marks += seen[i] == 'x';
-                check(marks == (k + 1) * p, name, "after barrier %d: %d of %d marks", k, marks,
-                      (k + 1) * p);
+                mpt_check(marks == (k + 1) * p, name, "after barrier %d: %d of %d marks", k, marks,
+                          (k + 1) * p);
             }
             close(fd);
         }
@@ -297,16 +273,16 @@ static void rank_collectives(ucoll_comm_t *w, int r, int p, const char *dir)
         for (int i = 0; i < 8; i++)
             b[i] = r == 0 ? 1000 + i : -1;
         ucoll_request_t *ra = NULL, *rb = NULL;
-        if (expect_st(ucoll_iallreduce(w, &a, &asum, 1, UCOLL_INT32, UCOLL_OP_SUM, &ra), UCOLL_OK,
-                      name, "iallreduce") &&
-            expect_st(ucoll_ibcast(w, b, 8, UCOLL_INT64, 0, &rb), UCOLL_OK, name, "ibcast")) {
-            expect_st(ucoll_wait(rb), UCOLL_OK, name, "wait ibcast");
-            expect_st(ucoll_wait(ra), UCOLL_OK, name, "wait iallreduce");
-            check(asum == 3 * p * (p - 1) / 2 + p, name, "sum %d", (int)asum);
+        if (mpt_expect_st(ucoll_iallreduce(w, &a, &asum, 1, UCOLL_INT32, UCOLL_OP_SUM, &ra),
+                          UCOLL_OK, name, "iallreduce") &&
+            mpt_expect_st(ucoll_ibcast(w, b, 8, UCOLL_INT64, 0, &rb), UCOLL_OK, name, "ibcast")) {
+            mpt_expect_st(ucoll_wait(rb), UCOLL_OK, name, "wait ibcast");
+            mpt_expect_st(ucoll_wait(ra), UCOLL_OK, name, "wait iallreduce");
+            mpt_check(asum == 3 * p * (p - 1) / 2 + p, name, "sum %d", (int)asum);
             int bad = 0;
             for (int i = 0; i < 8; i++)
                 bad += b[i] != 1000 + i;
-            check(bad == 0, name, "%d bcast elements wrong", bad);
+            mpt_check(bad == 0, name, "%d bcast elements wrong", bad);
             ucoll_request_free(ra);
             ucoll_request_free(rb);
         }
@@ -316,15 +292,15 @@ static void rank_collectives(ucoll_comm_t *w, int r, int p, const char *dir)
     {
         int64_t x[3], y[3];
         ucoll_request_t *req = NULL;
-        if (expect_st(ucoll_scan_init(w, x, y, 3, UCOLL_INT64, UCOLL_OP_MAX, &req), UCOLL_OK, name,
-                      "scan_init")) {
+        if (mpt_expect_st(ucoll_scan_init(w, x, y, 3, UCOLL_INT64, UCOLL_OP_MAX, &req), UCOLL_OK,
+                          name, "scan_init")) {
             for (int it = 0; it < 2; it++) {
                 for (int i = 0; i < 3; i++) {
                     x[i] = input64(r, 10 + it, (size_t)i);
                     y[i] = 0;
                 }
-                if (!expect_st(ucoll_start(req), UCOLL_OK, name, "start") ||
-                    !expect_st(ucoll_wait(req), UCOLL_OK, name, "wait"))
+                if (!mpt_expect_st(ucoll_start(req), UCOLL_OK, name, "start") ||
+                    !mpt_expect_st(ucoll_wait(req), UCOLL_OK, name, "wait"))
                     break;
                 int bad = 0;
                 for (int i = 0; i < 3; i++) {
@@ -335,34 +311,34 @@ static void rank_collectives(ucoll_comm_t *w, int r, int p, const char *dir)
                     }
                     bad += y[i] != m;
                 }
-                check(bad == 0, name, "start %d: %d elements wrong", it + 1, bad);
+                mpt_check(bad == 0, name, "start %d: %d elements wrong", it + 1, bad);
             }
-            expect_st(ucoll_request_free(req), UCOLL_OK, name, "free");
+            mpt_expect_st(ucoll_request_free(req), UCOLL_OK, name, "free");
         }
     }
 
     name = "split reversed, exscan on it, free";
     {
         ucoll_comm_t *c = NULL;
-        if (expect_st(ucoll_comm_split(w, 1, -r, &c), UCOLL_OK, name, "split") &&
-            check(ucoll_comm_size(c) == p && ucoll_comm_rank(c) == p - 1 - r, name,
-                  "rank %d of %d, expected %d of %d", ucoll_comm_rank(c), ucoll_comm_size(c),
-                  p - 1 - r, p)) {
+        if (mpt_expect_st(ucoll_comm_split(w, 1, -r, &c), UCOLL_OK, name, "split") &&
+            mpt_check(ucoll_comm_size(c) == p && ucoll_comm_rank(c) == p - 1 - r, name,
+                      "rank %d of %d, expected %d of %d", ucoll_comm_rank(c), ucoll_comm_size(c),
+                      p - 1 - r, p)) {
             int64_t v = 1 + r, pre = -5, want = 0;
             for (int q = r + 1; q < p; q++) /* lower new ranks are higher world ranks */
                 want += 1 + q;
-            if (expect_st(ucoll_exscan(c, &v, &pre, 1, UCOLL_INT64, UCOLL_OP_SUM), UCOLL_OK, name,
-                          "exscan"))
-                check(r == p - 1 ? pre == -5 : pre == want, name, "got %lld expected %lld",
-                      (long long)pre, (long long)(r == p - 1 ? -5 : want));
-            expect_st(ucoll_comm_free(c), UCOLL_OK, name, "free");
+            if (mpt_expect_st(ucoll_exscan(c, &v, &pre, 1, UCOLL_INT64, UCOLL_OP_SUM), UCOLL_OK,
+                              name, "exscan"))
+                mpt_check(r == p - 1 ? pre == -5 : pre == want, name, "got %lld expected %lld",
+                          (long long)pre, (long long)(r == p - 1 ? -5 : want));
+            mpt_expect_st(ucoll_comm_free(c), UCOLL_OK, name, "free");
         }
     }
 }
 
 static int rank_main(int rank, int size, int fd, double timeout_s, const char *dir)
 {
-    g_rank = rank;
+    mpt_tally.rank = rank;
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     setenv("UCOLL_TIMEOUT", "60", 0); /* a hang becomes an error */
 
@@ -372,71 +348,72 @@ static int rank_main(int rank, int size, int fd, double timeout_s, const char *d
     const char *name = "invalid ucoll_oob_t";
 
     ucoll_oob_t bad = oob;
-    expect_st(ucoll_init_oob(NULL, &w), UCOLL_ERR_INVALID_ARG, name, "oob NULL");
-    expect_st(ucoll_init_oob(&oob, NULL), UCOLL_ERR_INVALID_ARG, name, "world NULL");
+    mpt_expect_st(ucoll_init_oob(NULL, &w), UCOLL_ERR_INVALID_ARG, name, "oob NULL");
+    mpt_expect_st(ucoll_init_oob(&oob, NULL), UCOLL_ERR_INVALID_ARG, name, "world NULL");
     bad.size = 0;
-    expect_st(ucoll_init_oob(&bad, &w), UCOLL_ERR_INVALID_ARG, name, "size 0");
+    mpt_expect_st(ucoll_init_oob(&bad, &w), UCOLL_ERR_INVALID_ARG, name, "size 0");
     bad = oob;
     bad.rank = size;
-    expect_st(ucoll_init_oob(&bad, &w), UCOLL_ERR_INVALID_ARG, name, "rank = size");
+    mpt_expect_st(ucoll_init_oob(&bad, &w), UCOLL_ERR_INVALID_ARG, name, "rank = size");
     bad.rank = -1;
-    expect_st(ucoll_init_oob(&bad, &w), UCOLL_ERR_INVALID_ARG, name, "rank -1");
+    mpt_expect_st(ucoll_init_oob(&bad, &w), UCOLL_ERR_INVALID_ARG, name, "rank -1");
     bad = oob;
     bad.allgather = NULL;
-    expect_st(ucoll_init_oob(&bad, &w), UCOLL_ERR_INVALID_ARG, name, "allgather NULL");
-    check(ctx.calls == 0 && w == NULL, name, "the allgather was called %ld times, world %p",
-          ctx.calls, (void *)w);
+    mpt_expect_st(ucoll_init_oob(&bad, &w), UCOLL_ERR_INVALID_ARG, name, "allgather NULL");
+    mpt_check(ctx.calls == 0 && w == NULL, name, "the allgather was called %ld times, world %p",
+              ctx.calls, (void *)w);
 
     name = "ucoll_init_oob with a failing allgather";
     ctx.fail_next = 1;
-    expect_st(ucoll_init_oob(&oob, &w), UCOLL_ERR_BOOTSTRAP, name, "init");
-    check(ctx.calls == 1 && w == NULL, name, "allgather calls %ld (expected 1), world %p",
-          ctx.calls, (void *)w);
+    mpt_expect_st(ucoll_init_oob(&oob, &w), UCOLL_ERR_BOOTSTRAP, name, "init");
+    mpt_check(ctx.calls == 1 && w == NULL, name, "allgather calls %ld (expected 1), world %p",
+              ctx.calls, (void *)w);
 
     name = "ucoll_init_oob";
     ucoll_status_t st = ucoll_init_oob(&oob, &w);
-    if (!expect_st(st, UCOLL_OK, name, "init"))
+    if (!mpt_expect_st(st, UCOLL_OK, name, "init"))
         return 1;
     long calls_init = ctx.calls - 1;
     int r = ucoll_comm_rank(w), p = ucoll_comm_size(w);
-    if (!check(p == size && r == rank, name,
-               "job size assertion: rank %d of %d, expected rank %d of %d", r, p, rank, size))
+    if (!mpt_check(p == size && r == rank, name,
+                   "job size assertion: rank %d of %d, expected rank %d of %d", r, p, rank, size))
         return 1; /* no finalize: the ranks do not agree on the job */
-    check(calls_init >= 1 && !ctx.bad_reply, name, "%ld allgather calls, bad reply %d", calls_init,
-          ctx.bad_reply);
+    mpt_check(calls_init >= 1 && !ctx.bad_reply, name, "%ld allgather calls, bad reply %d",
+              calls_init, ctx.bad_reply);
     ucoll_comm_t *again = NULL;
-    expect_st(ucoll_init_oob(&oob, &again), UCOLL_ERR_STATE, name, "second ucoll_init_oob");
-    expect_st(ucoll_init(&again), UCOLL_ERR_STATE, name, "ucoll_init after ucoll_init_oob");
+    mpt_expect_st(ucoll_init_oob(&oob, &again), UCOLL_ERR_STATE, name, "second ucoll_init_oob");
+    mpt_expect_st(ucoll_init(&again), UCOLL_ERR_STATE, name, "ucoll_init after ucoll_init_oob");
 
     rank_collectives(w, r, p, dir);
 
     name = "ucoll_finalize";
     long calls_before = ctx.calls;
-    expect_st(ucoll_finalize(w), UCOLL_OK, name, "finalize");
-    check(ucoll_comm_size(w) == -1, name, "world size after finalize is %d", ucoll_comm_size(w));
-    check(ctx.calls > calls_before, name, "finalize did not use the allgather (fence)");
+    mpt_expect_st(ucoll_finalize(w), UCOLL_OK, name, "finalize");
+    mpt_check(ucoll_comm_size(w) == -1, name, "world size after finalize is %d",
+              ucoll_comm_size(w));
+    mpt_check(ctx.calls > calls_before, name, "finalize did not use the allgather (fence)");
     /* The header forbids only a second PMIx ucoll_init; a new OOB world after finalize is
      * either refused with UCOLL_ERR_STATE or a working world of the same ranks. */
     name = "ucoll_init_oob after ucoll_finalize";
     st = ucoll_init_oob(&oob, &again);
-    check(st == UCOLL_OK || st == UCOLL_ERR_STATE, name, "status %d (%s)", (int)st,
-          ucoll_strerror(st));
+    mpt_check(st == UCOLL_OK || st == UCOLL_ERR_STATE, name, "status %d (%s)", (int)st,
+              ucoll_strerror(st));
     if (st == UCOLL_OK) {
         int32_t one = 1, total = 0;
-        check(ucoll_comm_size(again) == size && ucoll_comm_rank(again) == rank, name,
-              "rank %d of %d", ucoll_comm_rank(again), ucoll_comm_size(again));
-        expect_st(ucoll_allreduce(again, &one, &total, 1, UCOLL_INT32, UCOLL_OP_SUM), UCOLL_OK,
-                  name, "allreduce");
-        check(total == size, name, "allreduce gave %d, expected %d", (int)total, size);
-        expect_st(ucoll_finalize(again), UCOLL_OK, name, "second finalize");
+        mpt_check(ucoll_comm_size(again) == size && ucoll_comm_rank(again) == rank, name,
+                  "rank %d of %d", ucoll_comm_rank(again), ucoll_comm_size(again));
+        mpt_expect_st(ucoll_allreduce(again, &one, &total, 1, UCOLL_INT32, UCOLL_OP_SUM), UCOLL_OK,
+                      name, "allreduce");
+        mpt_check(total == size, name, "allreduce gave %d, expected %d", (int)total, size);
+        mpt_expect_st(ucoll_finalize(again), UCOLL_OK, name, "second finalize");
         if (rank == 0)
             printf("note: ucoll_init_oob after ucoll_finalize gives a new world\n");
     }
-    printf("oob_test rank %d: %ld checks, %ld failed, %ld allgather calls\n", rank, g_checks,
-           g_fails, ctx.calls);
+    printf("oob_test rank %d: %ld checks, %ld failed, %ld allgather calls\n", rank,
+           mpt_tally.checks, mpt_tally.fails, ctx.calls);
     fflush(stdout);
     close(fd);
-    return g_fails == 0 ? 0 : 1;
+    return mpt_tally.fails == 0 ? 0 : 1;
 }
 
 /* ---------------------------------------------------------------- the parent: hub */

@@ -47,6 +47,8 @@
 #include <unistd.h>
 #ifdef __GLIBC__ /* defined by any glibc header above */
 #include <malloc.h>
+
+#include "mp_util.h"
 #endif
 
 #define GUARD 64
@@ -95,19 +97,11 @@ static long rss_kib(void)
     return pages_resident < 0 ? -1 : pages_resident * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
-static uint64_t mix64(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
-
 /* the shared random stream: every rank draws the same numbers in the same order */
 static uint64_t rng_state;
 static uint64_t rnd(uint64_t n)
 {
-    rng_state = mix64(rng_state);
+    rng_state = mpt_mix64(rng_state);
     return n ? rng_state % n : 0;
 }
 
@@ -202,7 +196,7 @@ static void usersum_fn(const void *in, void *inout, size_t n, ucoll_dtype_t dt, 
 /* element i's hash for a call: the ranks' inputs are cheap functions of it and the rank */
 static inline uint64_t elem_hash(uint64_t salt, size_t i)
 {
-    return mix64(salt ^ ((uint64_t)i * 0xd1b54a32d192ed03ULL));
+    return mpt_mix64(salt ^ ((uint64_t)i * 0xd1b54a32d192ed03ULL));
 }
 
 /* the per-rank constants some kinds use (keys and masks), for ranks 0 .. MAX_RANKS-1 */
@@ -371,8 +365,6 @@ static void reference(kind_t k, uint64_t salt, int lo, int hi, size_t n, void *o
 
 /* ---------------------------------------------------------------- communicators, algorithms */
 
-static const char *const coll_names[NCOLL] = {"exscan",    "scan",  "reduce",
-                                              "allreduce", "bcast", "barrier"};
 static const char *builtin_algs[NCOLL] = {
     "auto,linear,recursive-doubling,1-doubling,123-doubling,best-doubling,two-op-doubling,"
     "doubling:3,roughly-halving",
@@ -403,8 +395,11 @@ typedef struct {
 
 /* ---------------------------------------------------------------- one call */
 
-enum { FORM_BLOCKING, FORM_NONBLOCKING, FORM_PERSISTENT };
-static const char *const form_names[] = {"blocking", "nonblocking", "persistent"};
+enum {
+    FORM_BLOCKING = MPT_BLOCKING,
+    FORM_NONBLOCKING = MPT_NONBLOCKING,
+    FORM_PERSISTENT = MPT_PERSISTENT
+};
 
 typedef struct {
     unsigned char *send_mem, *recv_mem; /* GUARD + capacity + GUARD */
@@ -439,8 +434,9 @@ static void *recv_ptr(const call_t *k)
 static void describe(const call_t *k, char *s, size_t len)
 {
     snprintf(s, len, "call #%ld (%s %s on %s, %s, count %zu, root %d%s, alg %s)", k->index,
-             form_names[k->form], coll_names[k->coll], k->c->name, kinds[k->kind].name, k->count,
-             k->root, k->in_place ? ", in place" : "", k->c->alg[k->coll]);
+             mpt_form_names[k->form], mpt_coll_name((ucoll_coll_t)k->coll), k->c->name,
+             kinds[k->kind].name, k->count, k->root, k->in_place ? ", in place" : "",
+             k->c->alg[k->coll]);
 }
 
 /* fills the buffers for a call */
@@ -463,50 +459,17 @@ static void prepare(call_t *k)
 
 static ucoll_status_t issue(call_t *k, int nonblocking)
 {
-    ucoll_comm_t *c = k->c->comm;
-    const void *s = k->in_place ? UCOLL_IN_PLACE : send_ptr(k);
-    void *r = recv_ptr(k);
-    const size_t n = k->count;
-    const ucoll_dtype_t dt = kinds[k->kind].dtype;
-    const ucoll_op_t op = kinds[k->kind].op;
-    ucoll_request_t **rq = nonblocking ? &k->req : NULL;
-    switch (k->coll) {
-    case UCOLL_COLL_EXSCAN:
-        return rq ? ucoll_iexscan(c, s, r, n, dt, op, rq) : ucoll_exscan(c, s, r, n, dt, op);
-    case UCOLL_COLL_SCAN:
-        return rq ? ucoll_iscan(c, s, r, n, dt, op, rq) : ucoll_scan(c, s, r, n, dt, op);
-    case UCOLL_COLL_REDUCE:
-        return rq ? ucoll_ireduce(c, s, r, n, dt, op, k->root, rq)
-                  : ucoll_reduce(c, s, r, n, dt, op, k->root);
-    case UCOLL_COLL_ALLREDUCE:
-        return rq ? ucoll_iallreduce(c, s, r, n, dt, op, rq) : ucoll_allreduce(c, s, r, n, dt, op);
-    case UCOLL_COLL_BCAST:
-        return rq ? ucoll_ibcast(c, r, n, dt, k->root, rq) : ucoll_bcast(c, r, n, dt, k->root);
-    default:
-        return rq ? ucoll_ibarrier(c, rq) : ucoll_barrier(c);
-    }
+    return mpt_call(nonblocking ? MPT_NONBLOCKING : MPT_BLOCKING, (ucoll_coll_t)k->coll, k->c->comm,
+                    k->in_place ? UCOLL_IN_PLACE : send_ptr(k), recv_ptr(k), k->count,
+                    kinds[k->kind].dtype, kinds[k->kind].op, k->root, &k->req);
 }
 
+/* every collective but the barrier (the API has no persistent barrier) */
 static ucoll_status_t make_persistent(call_t *k)
 {
-    ucoll_comm_t *c = k->c->comm;
-    const void *s = k->in_place ? UCOLL_IN_PLACE : send_ptr(k);
-    void *r = recv_ptr(k);
-    const size_t n = k->count;
-    const ucoll_dtype_t dt = kinds[k->kind].dtype;
-    const ucoll_op_t op = kinds[k->kind].op;
-    switch (k->coll) {
-    case UCOLL_COLL_EXSCAN:
-        return ucoll_exscan_init(c, s, r, n, dt, op, &k->req);
-    case UCOLL_COLL_SCAN:
-        return ucoll_scan_init(c, s, r, n, dt, op, &k->req);
-    case UCOLL_COLL_REDUCE:
-        return ucoll_reduce_init(c, s, r, n, dt, op, k->root, &k->req);
-    case UCOLL_COLL_ALLREDUCE:
-        return ucoll_allreduce_init(c, s, r, n, dt, op, &k->req);
-    default:
-        return ucoll_bcast_init(c, r, n, dt, k->root, &k->req);
-    }
+    return mpt_call(MPT_PERSISTENT, (ucoll_coll_t)k->coll, k->c->comm,
+                    k->in_place ? UCOLL_IN_PLACE : send_ptr(k), recv_ptr(k), k->count,
+                    kinds[k->kind].dtype, kinds[k->kind].op, k->root, &k->req);
 }
 
 static void check_guards(const call_t *k, const unsigned char *mem, size_t bytes, const char *w)
@@ -620,7 +583,7 @@ static void draw_call(call_t *k, long index, comm_t *c, int coll, size_t bytes)
     k->kind = (kind_t)rnd(NKINDS);
     k->count = bytes / kinds[k->kind].esize;
     k->root = (int)rnd((uint64_t)c->size);
-    k->salt = mix64(rng_state ^ (uint64_t)index);
+    k->salt = mpt_mix64(rng_state ^ (uint64_t)index);
     /* in place sometimes (drawn on every rank alike); for reduce only at the root */
     k->in_place = coll != UCOLL_COLL_BCAST && coll != UCOLL_COLL_BARRIER && rnd(8) == 0 &&
                   (coll != UCOLL_COLL_REDUCE || c->rank == k->root);
@@ -636,8 +599,8 @@ static void maybe_set_algorithm(comm_t *c, int coll)
     const char *alg = alg_names[coll][rnd((uint64_t)n_algs[coll])];
     ucoll_status_t st = ucoll_set_algorithm(c->comm, (ucoll_coll_t)coll, alg);
     if (st != UCOLL_OK)
-        fail("ucoll_set_algorithm(%s on %s, \"%s\"): %s", coll_names[coll], c->name, alg,
-             ucoll_strerror(st));
+        fail("ucoll_set_algorithm(%s on %s, \"%s\"): %s", mpt_coll_name((ucoll_coll_t)coll),
+             c->name, alg, ucoll_strerror(st));
     else
         c->alg[coll] = alg;
 }
@@ -832,8 +795,8 @@ static void sweep(run_t *R)
             for (int a = 0; a < n_algs[coll]; a++) {
                 if (ucoll_set_algorithm(c->comm, (ucoll_coll_t)coll, alg_names[coll][a]) !=
                     UCOLL_OK) {
-                    fail("ucoll_set_algorithm(%s, \"%s\") failed", coll_names[coll],
-                         alg_names[coll][a]);
+                    fail("ucoll_set_algorithm(%s, \"%s\") failed",
+                         mpt_coll_name((ucoll_coll_t)coll), alg_names[coll][a]);
                     continue;
                 }
                 c->alg[coll] = alg_names[coll][a];
@@ -913,8 +876,8 @@ int main(int argc, char **argv)
             const char *eq = strchr(v, '=');
             int c = 0;
             while (eq != NULL && c < NCOLL &&
-                   (strlen(coll_names[c]) != (size_t)(eq - v) ||
-                    strncmp(coll_names[c], v, (size_t)(eq - v)) != 0))
+                   (strlen(mpt_coll_name((ucoll_coll_t)c)) != (size_t)(eq - v) ||
+                    strncmp(mpt_coll_name((ucoll_coll_t)c), v, (size_t)(eq - v)) != 0))
                 c++;
             if (eq == NULL || c == NCOLL) {
                 fprintf(stderr, "stress_test: --alg-list wants COLL=ALG,..., got %s\n", v);
@@ -957,7 +920,7 @@ int main(int argc, char **argv)
         return 2;
     }
     for (int r = 0; r < MAX_RANKS; r++)
-        rank_key[r] = mix64(0xabcdef ^ (uint64_t)r * 0x51ed27);
+        rank_key[r] = mpt_mix64(0xabcdef ^ (uint64_t)r * 0x51ed27);
     if ((st = ucoll_op_create(affine_fn, &user_arg_affine, 0, &kinds[K_U64_AFFINE].op)) != 0 ||
         (st = ucoll_op_create(usersum_fn, &user_arg_sum, 1, &kinds[K_U32_USERSUM].op)) != 0) {
         printf("FATAL stress_test: ucoll_op_create: %s\n", ucoll_strerror(st));
@@ -988,7 +951,7 @@ int main(int argc, char **argv)
         R.slots[i] = new_slot(max_bytes);
     for (int i = 0; i < MAX_PERSISTENT; i++)
         R.pslots[i] = new_slot(max_bytes);
-    rng_state = mix64(seed);
+    rng_state = mpt_mix64(seed);
 
     /* warm-up: the sweep, then warm_ops random calls like the main run's */
     R.t_base = t_start;

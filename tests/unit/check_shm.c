@@ -8,6 +8,7 @@
 #include "shm.h"
 
 #include <check.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -435,6 +436,17 @@ END_TEST
 
 /* two processes: N round trips of a counter, then a burst from the child with receives posted
  * late (every message unexpected) */
+/* progresses ch until *done: spins a little, then yields the CPU, so that two processes that
+ * share a core with other work (a loaded CI machine) still take turns quickly */
+static void progress_until(shm_chan_t *ch, volatile int *done)
+{
+    for (unsigned spins = 0; !*done; spins++) {
+        shm_progress(ch);
+        if (spins >= 64)
+            sched_yield();
+    }
+}
+
 START_TEST(two_processes)
 {
     enum { ROUND_TRIPS = 100000, BURST = 1000 };
@@ -468,12 +480,10 @@ START_TEST(two_processes)
         if ((i & 1) == (long)me) { /* my turn: send value + 1 */
             value++;
             send_msg(ch, 1 - me, &value, 8, (uint64_t)i, &s);
-            while (!s.done)
-                shm_progress(ch);
+            progress_until(ch, &s.done);
         } else {
             recv_msg(ch, 1 - me, &got, 8, (uint64_t)i, &r);
-            while (!r.done)
-                shm_progress(ch);
+            progress_until(ch, &r.done);
             bad += r.status != UCOLL_OK || got != value + 1;
             value = got;
         }
@@ -484,12 +494,13 @@ START_TEST(two_processes)
         for (int i = 0; i < BURST; i++) {
             v[i] = 3u * (uint32_t)i;
             send_msg(ch, 0, &v[i], 4, (uint64_t)(ROUND_TRIPS + i), &s[i]);
-            while (!s[i].done)
-                shm_progress(ch);
+            progress_until(ch, &s[i].done);
         }
     } else {
-        while (stats(ch).received < ROUND_TRIPS / 2 + BURST) /* no receive posted yet */
+        while (stats(ch).received < ROUND_TRIPS / 2 + BURST) { /* no receive posted yet */
             shm_progress(ch);
+            sched_yield();
+        }
         for (int i = 0; i < BURST; i++) {
             uint32_t x = 0;
             tp_op_t r;
