@@ -276,6 +276,15 @@ shm_used "shm counts np=3 UCOLL_SHM=0" 3 "UCOLL_SHM=0" none
 shm_used "shm counts np=3 as 3 hosts" 3 "UCOLL_TEST_HOSTS=3" none
 shm_used "shm counts np=2 UCOLL_FAILURE_DETECTION=ucx" 2 "UCOLL_FAILURE_DETECTION=ucx" none
 
+# stats_test: each rank builds, with src/alg's builders, the schedules of the collectives it
+# ran (and finalize's barrier) and checks its UCOLL_STATS line against them: endpoints and PMIx
+# address look-ups == the distinct peers of those schedules (not p - 1), messages per channel
+section "lazy connections: UCOLL_STATS against the schedules"
+for np in 8 16; do
+    run_job "stats_test np=$np" "$np" 300 "" tests/mp/stats_test
+done
+run_job "stats_test np=8 as 2 hosts" 8 300 "UCOLL_TEST_HOSTS=2" tests/mp/stats_test
+
 if [ "$quick" = 0 ]; then
     section "exclusive scan at more process counts"
     # every exscan and scan algorithm, all dtypes (the dtype-op pairs), odd counts
