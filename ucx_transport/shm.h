@@ -50,7 +50,7 @@ enum {
 typedef struct shm_chan shm_chan_t;
 typedef struct tp_op tp_op_t;
 
-/* this process's segment, before the first exchange: a memfd descriptor, -1 if none */
+/* this process's segment, made before its address is published: a memfd descriptor, -1 if none */
 int shm_segment_create(void);
 
 /* sizes the own segment `fd` (taken over: closed by shm_destroy) for the nlocal ranks of this
@@ -74,7 +74,7 @@ void shm_recv(shm_chan_t *ch, int peer, void *buf, uint64_t tag, uint64_t checke
 /* takes an incomplete op off its list: it will not complete */
 void shm_cancel(shm_chan_t *ch, tp_op_t *op);
 /* removes an arrived, unmatched message from peer that a receive of this tag would match;
- * 1 if there was one (tp_check_crossed) */
+ * 1 if there was one (the router's crossed-message check) */
 int shm_take_unexpected(shm_chan_t *ch, int peer, uint64_t tag, uint64_t checked);
 /* reads arrived messages, retries waiting sends; returns how many completed */
 unsigned shm_progress(shm_chan_t *ch);
