@@ -33,6 +33,12 @@ struct bootstrap {
 ucoll_status_t bootstrap_pmix_create(bootstrap_t **bs);
 /* the caller's allgather (ucoll_oob_t); validated here */
 ucoll_status_t bootstrap_oob_create(const ucoll_oob_t *oob, bootstrap_t **bs);
+/* this machine as seen from this process: the host name, the kernel's boot id and the inode of
+ * the pid namespace, so that containers sharing a host name, or one machine's pid namespaces,
+ * are not taken for one host whose process ids can be probed; and the UCOLL_TEST_HOSTS host of
+ * rank. Zero-padded. */
+enum { BOOTSTRAP_ID_BYTES = 128 };
+void bootstrap_machine_identity(char id[BOOTSTRAP_ID_BYTES], int rank);
 /* UCOLL_TEST_HOSTS=N (tests only): rank r acts as if on host r % N of this machine, so that one
  * machine can run the code paths of a job that spans hosts; 0 when unset */
 int bootstrap_test_hosts(void);

@@ -79,12 +79,9 @@ nomem:
     return UCOLL_ERR_NO_MEMORY;
 }
 
-/* machine identity: the host name, the kernel's boot id and the inode of the pid namespace,
- * so that containers sharing a host name, or one machine's pid namespaces, are not taken for
- * one host whose process ids can be probed; and the UCOLL_TEST_HOSTS host */
-enum { HOST_BYTES = 128 };
+enum { HOST_BYTES = BOOTSTRAP_ID_BYTES };
 
-static void machine_identity(char id[HOST_BYTES], int rank)
+void bootstrap_machine_identity(char id[BOOTSTRAP_ID_BYTES], int rank)
 {
     char host[64] = "", boot[40] = "";
     struct stat ns;
@@ -115,7 +112,7 @@ static ucoll_status_t oob_local_ranks(bootstrap_t *bs, int **ranks_out, int *n_o
         free(ranks);
         return UCOLL_ERR_NO_MEMORY;
     }
-    machine_identity(mine, bs->rank);
+    bootstrap_machine_identity(mine, bs->rank);
     if (oob->allgather(mine, all, HOST_BYTES, oob->ctx) != 0) {
         fprintf(stderr, "ucoll: the out-of-band allgather (ucoll_oob_t.allgather) failed\n");
         free(all);

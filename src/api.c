@@ -107,7 +107,14 @@ static ucoll_status_t init_common(bootstrap_t *bs, ucoll_comm_t **world)
         goto fail;
     if (ctx->cfg.shm && ctx->cfg.failure == TP_FAILURE_AUTO && nlocal > 1)
         shm_fd = tp_shm_segment();
-    st = tp_create(bs->rank, bs->size, local_ranks, nlocal, shm_fd, ctx->cfg.yield,
+    /* the launcher's "same node" may still be another container: the router probes and maps
+     * only peers of the same machine identity */
+    char id[BOOTSTRAP_ID_BYTES];
+    bootstrap_machine_identity(id, bs->rank);
+    uint64_t machine = UINT64_C(14695981039346656037); /* FNV-1a */
+    for (size_t i = 0; i < sizeof(id); i++)
+        machine = (machine ^ (unsigned char)id[i]) * UINT64_C(1099511628211);
+    st = tp_create(bs->rank, bs->size, local_ranks, nlocal, machine, shm_fd, ctx->cfg.yield,
                    ctx->cfg.failure, lookup_peer, bs, &ctx->tp);
     shm_fd = -1; /* tp_create took it */
     free(local_ranks);

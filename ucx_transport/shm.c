@@ -80,6 +80,7 @@ struct shm_peer {
     long pid;              /* enabled: the process holding its segment */
     int fd;                /* enabled: the segment's descriptor in that process */
     struct shm_ring *out;  /* our ring in its segment (mapped on the first send) */
+    int map_failed;        /* mapping it failed (and was reported) */
     uint32_t out_head;     /* messages written */
     uint32_t out_consumed; /* the reader's count as last read */
     op_list_t pending;     /* sends waiting for a free slot */
@@ -317,11 +318,13 @@ void shm_send(shm_chan_t *ch, int peer, const void *buf, size_t len, uint64_t ta
     op->buf = (void *)buf;
     op->tag = tag;
     if (p->out == NULL && !p->broken) { /* the first send to p */
-        if ((p->out = map_peer_ring(p->pid, p->fd, ch->me)) == NULL) {
-            fprintf(stderr,
-                    "ucoll: rank %d cannot map the shared memory of rank %d (pid %ld): %s "
-                    "(UCOLL_SHM=0 sends small messages on this host through UCX instead)\n",
-                    ch->rank, p->rank, p->pid, strerror(errno));
+        if (p->map_failed || (p->out = map_peer_ring(p->pid, p->fd, ch->me)) == NULL) {
+            if (!p->map_failed)
+                fprintf(stderr,
+                        "ucoll: rank %d cannot map the shared memory of rank %d (pid %ld): %s "
+                        "(UCOLL_SHM=0 sends small messages on this host through UCX instead)\n",
+                        ch->rank, p->rank, p->pid, strerror(errno));
+            p->map_failed = 1; /* said once; every send to p fails alike */
             op->status = UCOLL_ERR_TRANSPORT;
             op->done = 1;
             return;

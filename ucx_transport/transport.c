@@ -67,8 +67,10 @@ struct tp_ctx {
     unsigned ucx_skipped; /* tp_progress passes that left UCX out after shm events */
     int any_failed;
     int close_by_force; /* tp_destroy: no flushing close (tp_close_by_force) */
+    int warned_machine; /* peer_connect said that a node's peer is another machine */
     int oversubscribed;
     tp_yield_mode_t yield_mode;
+    uint64_t machine;    /* this machine's identity hash (tp_create) */
     tp_lookup_fn lookup; /* a peer's blob, on first use */
     void *lookup_arg;
     int *probed; /* peers with probe_pid > 0 */
@@ -149,13 +151,14 @@ int tp_shm_segment(void)
     return shm_segment_create();
 }
 
-/* the published blob: process id (8 bytes), on-host segment descriptor (4 bytes, -1: no
- * channel), then for each context a 4-byte length (0: none) and its worker address */
-enum { BLOB_PID = 0, BLOB_FD = 8, BLOB_ADDRS = 12 };
+/* the published blob: process id (8 bytes), machine identity hash (8), on-host segment
+ * descriptor (4, -1: no channel), then for each context a 4-byte length (0: none) and its
+ * worker address */
+enum { BLOB_PID = 0, BLOB_MACHINE = 8, BLOB_FD = 16, BLOB_ADDRS = 20 };
 
-ucoll_status_t tp_create(int rank, int nranks, const int *local_ranks, int nlocal, int shm_fd,
-                         tp_yield_mode_t yield_mode, tp_failure_mode_t mode, tp_lookup_fn lookup,
-                         void *lookup_arg, tp_ctx_t **out)
+ucoll_status_t tp_create(int rank, int nranks, const int *local_ranks, int nlocal, uint64_t machine,
+                         int shm_fd, tp_yield_mode_t yield_mode, tp_failure_mode_t mode,
+                         tp_lookup_fn lookup, void *lookup_arg, tp_ctx_t **out)
 {
     tp_ctx_t *tp = calloc(1, sizeof(*tp));
     ucs_status_t st = UCS_OK;
@@ -206,7 +209,9 @@ ucoll_status_t tp_create(int rank, int nranks, const int *local_ranks, int nloca
         goto err_nomem;
     int64_t pid = (int64_t)getpid();
     int32_t fd = tp->shm != NULL ? (int32_t)shm_fd : -1;
+    tp->machine = machine;
     memcpy(tp->address + BLOB_PID, &pid, sizeof(pid));
+    memcpy(tp->address + BLOB_MACHINE, &machine, sizeof(machine));
     memcpy(tp->address + BLOB_FD, &fd, sizeof(fd));
     unsigned char *p = tp->address + BLOB_ADDRS;
     for (int c = 0; c < TP_NCTX; c++) {
@@ -303,9 +308,21 @@ static ucoll_status_t peer_connect(tp_ctx_t *tp, int i)
         return peer->connect_status = UCOLL_ERR_TRANSPORT;
     }
     int64_t pid;
+    uint64_t machine;
     int32_t fd;
     memcpy(&pid, (const char *)blob + BLOB_PID, sizeof(pid));
+    memcpy(&machine, (const char *)blob + BLOB_MACHINE, sizeof(machine));
     memcpy(&fd, (const char *)blob + BLOB_FD, sizeof(fd));
+    /* on this node by the launcher's account, yet another container or pid namespace: its
+     * process id means nothing here and its segment cannot be opened */
+    const int same_machine = peer->on_host && machine == tp->machine;
+    if (peer->on_host && !same_machine && !tp->warned_machine) {
+        tp->warned_machine = 1;
+        fprintf(stderr,
+                "ucoll: rank %d: rank %d shares this node but not its pid namespace: its death "
+                "is noticed by UCOLL_TIMEOUT only, and small messages to it go through UCX\n",
+                tp->rank, i);
+    }
     ucp_ep_params_t ep_params;
     memset(&ep_params, 0, sizeof(ep_params));
     ep_params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
@@ -327,12 +344,12 @@ static ucoll_status_t peer_connect(tp_ctx_t *tp, int i)
         return peer->connect_status = UCOLL_ERR_TRANSPORT;
     }
     tp->endpoints++;
-    if (tp->mode == TP_FAILURE_AUTO && peer->on_host && i != tp->rank && pid > 0) {
+    if (tp->mode == TP_FAILURE_AUTO && same_machine && i != tp->rank && pid > 0) {
         if (probe_add(tp, i) != 0)
             return peer->connect_status = UCOLL_ERR_NO_MEMORY;
         peer->probe_pid = (long)pid;
     }
-    if (tp->shm != NULL && peer->on_host) {
+    if (tp->shm != NULL && same_machine) {
         shm_enable_peer(tp->shm, i, (long)pid, fd);
         peer->shm = (unsigned char)shm_reaches(tp->shm, i, 0);
     }

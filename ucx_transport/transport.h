@@ -58,7 +58,9 @@ typedef enum { TP_FAILURE_AUTO, TP_FAILURE_UCX, TP_FAILURE_TIMEOUT } tp_failure_
 typedef ucoll_status_t (*tp_lookup_fn)(void *arg, int peer, void **blob, size_t *len);
 
 /* creates the UCP contexts and workers. local_ranks (nlocal world ranks, ascending, this one
- * included) run on this host, which decides CPU yielding and the contexts; shm_fd is this
+ * included) run on this host, which decides CPU yielding and the contexts; of those, only the
+ * ones that publish the same `machine` (a hash of the machine identity: boot id, pid
+ * namespace) have their process probed and their rings used. shm_fd is this
  * rank's on-host segment (from tp_shm_segment; taken over; -1: no on-host channel). Peers are
  * connected on first use through lookup(lookup_arg, peer, ...).
  * mode AUTO gives two contexts, each with its own worker:
@@ -72,9 +74,9 @@ typedef ucoll_status_t (*tp_lookup_fn)(void *arg, int peer, void **blob, size_t 
  *   NET   the peers on other hosts (created only if there are any), UCX peer error handling,
  *         UCX's protocols as configured; the only context that registers memory.
  * Modes UCX and TIMEOUT: NET only, for every peer. */
-ucoll_status_t tp_create(int rank, int nranks, const int *local_ranks, int nlocal, int shm_fd,
-                         tp_yield_mode_t yield_mode, tp_failure_mode_t mode, tp_lookup_fn lookup,
-                         void *lookup_arg, tp_ctx_t **tp);
+ucoll_status_t tp_create(int rank, int nranks, const int *local_ranks, int nlocal, uint64_t machine,
+                         int shm_fd, tp_yield_mode_t yield_mode, tp_failure_mode_t mode,
+                         tp_lookup_fn lookup, void *lookup_arg, tp_ctx_t **tp);
 /* this process's on-host segment, made before tp_create; -1 if none */
 int tp_shm_segment(void);
 /* what to publish to the other ranks: process id, on-host segment, worker addresses */
