@@ -13,8 +13,8 @@
  * The collectives are chosen so that no rank talks to every other one (checked): a library
  * that connects every peer at init (endpoints == p - 1) fails.
  * Init runs no collective of its own: the test sets the cost model's figures (UCOLL_ALPHA_US,
- * UCOLL_BETA_NS_PER_BYTE), and uses no auto selection. Run under mpirun (np 8 and 16 in
- * tests/run-tests.sh); exits 0 when every check holds.
+ * UCOLL_BETA_NS_PER_BYTE, UCOLL_GAMMA_NS_PER_BYTE), and uses no auto selection. Run under mpirun
+ * (np 8 and 16 in tests/run-tests.sh); exits 0 when every check holds.
  */
 #include "alg/alg.h"
 #include "ucoll.h"
@@ -184,6 +184,7 @@ int main(void)
     /* no measurement at init, so that only the collectives below (and finalize's barrier) run */
     setenv("UCOLL_ALPHA_US", "1", 1);
     setenv("UCOLL_BETA_NS_PER_BYTE", "0.1", 1);
+    setenv("UCOLL_GAMMA_NS_PER_BYTE", "0.5", 1);
     setenv("UCOLL_STATS", "1", 1);
     ucoll_comm_t *w = NULL;
     ucoll_status_t st = ucoll_init(&w);
