@@ -1,6 +1,8 @@
 /*
- * Out-of-band bootstrap: the caller's allgather (ucoll_oob_t) instead of PMIx. Variable-length
- * blobs go in two allgathers: the lengths, then every blob padded to the longest.
+ * Out-of-band bootstrap: the caller's allgather (ucoll_oob_t) instead of PMIx. Locality comes
+ * from one allgather of machine identities; the blobs from one allgatherv (two allgathers: the
+ * lengths, then every blob padded to the longest), kept as the table lookups read: O(p) bytes
+ * of addresses, no connection.
  */
 #include "bootstrap.h"
 
@@ -8,11 +10,28 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+typedef struct {
+    ucoll_oob_t oob;
+    void **blobs; /* publish: every rank's blob */
+    size_t *lens;
+} oob_impl_t;
+
+static void free_blobs(int n, void **blobs, size_t *lens)
+{
+    if (blobs != NULL)
+        for (int i = 0; i < n; i++)
+            free(blobs[i]);
+    free(blobs);
+    free(lens);
+}
 
 static ucoll_status_t oob_allgatherv(bootstrap_t *bs, const void *mine, size_t len,
                                      void ***blobs_out, size_t **lens_out)
 {
-    const ucoll_oob_t *oob = bs->impl;
+    const ucoll_oob_t *oob = &((oob_impl_t *)bs->impl)->oob;
     const size_t n = (size_t)bs->size;
     uint64_t my_len = len, max_len = 0;
     uint64_t *all_lens = calloc(n, sizeof(*all_lens));
@@ -50,19 +69,91 @@ fail:
     free(all_lens);
     free(padded);
     free(all);
-    bootstrap_free_blobs(bs->size, blobs, lens);
+    free_blobs(bs->size, blobs, lens);
     return UCOLL_ERR_BOOTSTRAP;
 nomem:
     free(all_lens);
     free(padded);
     free(all);
-    bootstrap_free_blobs(bs->size, blobs, lens);
+    free_blobs(bs->size, blobs, lens);
     return UCOLL_ERR_NO_MEMORY;
+}
+
+enum { HOST_BYTES = BOOTSTRAP_ID_BYTES };
+
+void bootstrap_machine_identity(char id[BOOTSTRAP_ID_BYTES], int rank)
+{
+    char host[64] = "", boot[40] = "";
+    struct stat ns;
+    memset(id, 0, HOST_BYTES);
+    gethostname(host, sizeof(host) - 1);
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (f != NULL) {
+        if (fgets(boot, sizeof(boot), f) == NULL)
+            boot[0] = '\0';
+        fclose(f);
+        boot[strcspn(boot, "\n")] = '\0';
+    }
+    unsigned long long pidns =
+        stat("/proc/self/ns/pid", &ns) == 0 ? (unsigned long long)ns.st_ino : 0;
+    const int nfake = bootstrap_test_hosts();
+    snprintf(id, HOST_BYTES, "%s|%s|%llu|%d", host, boot, pidns, nfake > 1 ? rank % nfake : 0);
+}
+
+static ucoll_status_t oob_local_ranks(bootstrap_t *bs, int **ranks_out, int *n_out)
+{
+    const ucoll_oob_t *oob = &((oob_impl_t *)bs->impl)->oob;
+    char mine[HOST_BYTES];
+    char *all = malloc((size_t)bs->size * HOST_BYTES);
+    int *ranks = malloc((size_t)bs->size * sizeof(*ranks));
+    int n = 0;
+    if (all == NULL || ranks == NULL) {
+        free(all);
+        free(ranks);
+        return UCOLL_ERR_NO_MEMORY;
+    }
+    bootstrap_machine_identity(mine, bs->rank);
+    if (oob->allgather(mine, all, HOST_BYTES, oob->ctx) != 0) {
+        fprintf(stderr, "ucoll: the out-of-band allgather (ucoll_oob_t.allgather) failed\n");
+        free(all);
+        free(ranks);
+        return UCOLL_ERR_BOOTSTRAP;
+    }
+    for (int i = 0; i < bs->size; i++)
+        if (memcmp(all + (size_t)i * HOST_BYTES, mine, HOST_BYTES) == 0)
+            ranks[n++] = i;
+    free(all);
+    *ranks_out = ranks;
+    *n_out = n;
+    return UCOLL_OK;
+}
+
+static ucoll_status_t oob_publish(bootstrap_t *bs, const void *blob, size_t len)
+{
+    oob_impl_t *impl = bs->impl;
+    if (impl->blobs != NULL)
+        return UCOLL_ERR_STATE;
+    return oob_allgatherv(bs, blob, len, &impl->blobs, &impl->lens);
+}
+
+static ucoll_status_t oob_lookup(bootstrap_t *bs, int peer, void **blob, size_t *len)
+{
+    oob_impl_t *impl = bs->impl;
+    *blob = NULL;
+    *len = 0;
+    if (impl->blobs == NULL || peer < 0 || peer >= bs->size)
+        return impl->blobs == NULL ? UCOLL_ERR_STATE : UCOLL_ERR_INVALID_ARG;
+    size_t n = impl->lens[peer];
+    if ((*blob = malloc(n ? n : 1)) == NULL)
+        return UCOLL_ERR_NO_MEMORY;
+    memcpy(*blob, impl->blobs[peer], n);
+    *len = n;
+    return UCOLL_OK;
 }
 
 static ucoll_status_t oob_fence(bootstrap_t *bs)
 {
-    const ucoll_oob_t *oob = bs->impl;
+    const ucoll_oob_t *oob = &((oob_impl_t *)bs->impl)->oob;
     char *all = malloc((size_t)bs->size);
     char mine = 1;
     int rc = all == NULL ? -1 : oob->allgather(&mine, all, 1, oob->ctx);
@@ -72,7 +163,9 @@ static ucoll_status_t oob_fence(bootstrap_t *bs)
 
 static void oob_finalize(bootstrap_t *bs)
 {
-    free(bs->impl);
+    oob_impl_t *impl = bs->impl;
+    free_blobs(bs->size, impl->blobs, impl->lens);
+    free(impl);
     free(bs);
 }
 
@@ -82,18 +175,19 @@ ucoll_status_t bootstrap_oob_create(const ucoll_oob_t *oob, bootstrap_t **out)
         oob->rank >= oob->size)
         return UCOLL_ERR_INVALID_ARG;
     bootstrap_t *bs = calloc(1, sizeof(*bs));
-    ucoll_oob_t *copy = malloc(sizeof(*copy));
-    if (bs == NULL || copy == NULL) {
+    oob_impl_t *impl = calloc(1, sizeof(*impl));
+    if (bs == NULL || impl == NULL) {
         free(bs);
-        free(copy);
+        free(impl);
         return UCOLL_ERR_NO_MEMORY;
     }
-    *copy = *oob;
-    bs->impl = copy;
+    impl->oob = *oob;
+    bs->impl = impl;
     bs->rank = oob->rank;
     bs->size = oob->size;
-    bs->local_size = 1;
-    bs->allgatherv = oob_allgatherv;
+    bs->local_ranks = oob_local_ranks;
+    bs->publish = oob_publish;
+    bs->lookup = oob_lookup;
     bs->fence = oob_fence;
     bs->finalize = oob_finalize;
     *out = bs;

@@ -189,7 +189,14 @@ typedef struct {
     int rank, size;
 } ucoll_oob_t;
 ucoll_status_t ucoll_init_oob(const ucoll_oob_t *oob, ucoll_comm_t **world);
-/* Collective over the world communicator; frees it and every communicator split from it. */
+/* Collective over the world communicator; frees it and every communicator split from it.
+ * With UCOLL_STATS=1 it prints, after its barrier, one line per rank on stderr:
+ *   ucoll stats rank R: endpoints E, rings S, address_lookups A, messages_ucx U, messages_shm M
+ * E: UCX endpoints created (peers are connected on first use: the distinct peers this rank's
+ * collectives, the finalize barrier included, sent to or received from); S: on-host peers'
+ * rings mapped (peers sent a message of at most 4096 bytes through them); A: peer addresses
+ * fetched from PMIx (0 with ucoll_init_oob: the init allgather brought them); U, M: messages
+ * (segments) this rank posted for sending through UCX and through the on-host rings. */
 ucoll_status_t ucoll_finalize(ucoll_comm_t *world);
 
 /* rank/size of the calling process in comm; -1 for a NULL or finalized comm */

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 static ucoll_ctx_t *g_ctx; /* the one live context of this process */
@@ -80,49 +79,20 @@ static void comm_kill(ucoll_comm_t *comm)
     comm->magic = COMM_DEAD;
 }
 
-/* two exchanges at init: first each rank's machine identity, process id and on-host segment
- * descriptor (which ranks share this host decides how UCX is set up; see shm.h for the
- * segment), then the UCP worker addresses.
- * Machine identity (HOST_BYTES): the host name, the kernel's boot id and the inode of the pid
- * namespace, so that containers sharing a host name, or one machine's pid namespaces, are not
- * taken for one host whose process ids can be probed. */
-#define HOST_BYTES 128
-#define PID_BYTES 8
-#define FD_BYTES 4
-#define HEAD_BYTES (HOST_BYTES + PID_BYTES + FD_BYTES)
-
-static void machine_identity(char id[HOST_BYTES], int rank)
+/* the router's look-up of a peer's published blob, on its first use */
+static ucoll_status_t lookup_peer(void *arg, int peer, void **blob, size_t *len)
 {
-    char host[64] = "", boot[40] = "";
-    struct stat ns;
-    memset(id, 0, HOST_BYTES);
-    gethostname(host, sizeof(host) - 1);
-    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
-    if (f != NULL) {
-        if (fgets(boot, sizeof(boot), f) == NULL)
-            boot[0] = '\0';
-        fclose(f);
-        boot[strcspn(boot, "\n")] = '\0';
-    }
-    unsigned long long pidns =
-        stat("/proc/self/ns/pid", &ns) == 0 ? (unsigned long long)ns.st_ino : 0;
-    /* UCOLL_TEST_HOSTS=N (tests only): rank r acts as if on host r % N of this machine, so that
-     * one machine can run the code paths of a job that spans hosts */
-    const char *fake = getenv("UCOLL_TEST_HOSTS");
-    const int nfake = fake != NULL ? atoi(fake) : 0;
-    snprintf(id, HOST_BYTES, "%s|%s|%llu|%d", host, boot, pidns, nfake > 1 ? rank % nfake : 0);
+    bootstrap_t *bs = arg;
+    return bs->lookup(bs, peer, blob, len);
 }
 
+/* init: which ranks share this host (PMIx tells; OOB: one allgather), the UCX contexts and the
+ * on-host segment, then one publication of this rank's blob (worker addresses, process id,
+ * segment). No peer is connected here: the router connects each on its first use. */
 static ucoll_status_t init_common(bootstrap_t *bs, ucoll_comm_t **world)
 {
     ucoll_ctx_t *ctx = calloc(1, sizeof(*ctx));
-    void **blobs = NULL;
-    size_t *lens = NULL;
-    char head[HEAD_BYTES];
-    const void **addrs = NULL;
-    size_t *addr_lens = NULL;
-    long *local_pid = NULL;
-    int *local_fd = NULL;
+    int *local_ranks = NULL, nlocal = 0;
     int shm_fd = -1; /* ours until tp_create takes it */
     ucoll_status_t st;
 
@@ -133,61 +103,29 @@ static ucoll_status_t init_common(bootstrap_t *bs, ucoll_comm_t **world)
     ctx->bs = bs;
     if ((st = config_read(&ctx->cfg)) != UCOLL_OK)
         goto fail;
-
-    addrs = calloc((size_t)bs->size, sizeof(*addrs));
-    addr_lens = calloc((size_t)bs->size, sizeof(*addr_lens));
-    local_pid = calloc((size_t)bs->size, sizeof(*local_pid));
-    local_fd = calloc((size_t)bs->size, sizeof(*local_fd));
-    if (addrs == NULL || addr_lens == NULL || local_pid == NULL || local_fd == NULL) {
-        st = UCOLL_ERR_NO_MEMORY;
+    if ((st = bs->local_ranks(bs, &local_ranks, &nlocal)) != UCOLL_OK)
         goto fail;
-    }
-    machine_identity(head, bs->rank); /* zeroes all of it but the pid that follows */
-    int64_t my_pid = (int64_t)getpid();
-    memcpy(head + HOST_BYTES, &my_pid, PID_BYTES);
-    if (ctx->cfg.shm && ctx->cfg.failure == TP_FAILURE_AUTO)
+    if (ctx->cfg.shm && ctx->cfg.failure == TP_FAILURE_AUTO && nlocal > 1)
         shm_fd = tp_shm_segment();
-    int32_t my_fd = shm_fd;
-    memcpy(head + HOST_BYTES + PID_BYTES, &my_fd, FD_BYTES);
-    if ((st = bs->allgatherv(bs, head, HEAD_BYTES, &blobs, &lens)) != UCOLL_OK)
-        goto fail;
-    for (int i = 0; i < bs->size; i++) {
-        if (lens[i] != HEAD_BYTES) {
-            st = UCOLL_ERR_BOOTSTRAP;
-            goto fail;
-        }
-        if (memcmp(blobs[i], head, HOST_BYTES) == 0) {
-            int64_t pid;
-            int32_t fd;
-            memcpy(&pid, (char *)blobs[i] + HOST_BYTES, PID_BYTES);
-            memcpy(&fd, (char *)blobs[i] + HOST_BYTES + PID_BYTES, FD_BYTES);
-            local_pid[i] = (long)pid;
-            local_fd[i] = fd;
-        }
-    }
-    bootstrap_free_blobs(bs->size, blobs, lens);
-    blobs = NULL;
-    lens = NULL;
-    st = tp_create(bs->rank, bs->size, local_pid, local_fd, shm_fd, ctx->cfg.yield,
-                   ctx->cfg.failure, &ctx->tp);
+    /* the launcher's "same node" may still be another container: the router probes and maps
+     * only peers of the same machine identity */
+    char id[BOOTSTRAP_ID_BYTES];
+    bootstrap_machine_identity(id, bs->rank);
+    uint64_t machine = UINT64_C(14695981039346656037); /* FNV-1a */
+    for (size_t i = 0; i < sizeof(id); i++)
+        machine = (machine ^ (unsigned char)id[i]) * UINT64_C(1099511628211);
+    st = tp_create(bs->rank, bs->size, local_ranks, nlocal, machine, shm_fd, ctx->cfg.yield,
+                   ctx->cfg.failure, lookup_peer, bs, &ctx->tp);
     shm_fd = -1; /* tp_create took it */
+    free(local_ranks);
+    local_ranks = NULL;
     if (st != UCOLL_OK)
         goto fail;
 
     const void *addr;
     size_t addr_len;
     tp_local_address(ctx->tp, &addr, &addr_len);
-    if ((st = bs->allgatherv(bs, addr, addr_len, &blobs, &lens)) != UCOLL_OK)
-        goto fail;
-    for (int i = 0; i < bs->size; i++) {
-        if (lens[i] == 0) {
-            st = UCOLL_ERR_BOOTSTRAP;
-            goto fail;
-        }
-        addrs[i] = blobs[i];
-        addr_lens[i] = lens[i];
-    }
-    if ((st = tp_connect(ctx->tp, addrs, addr_lens, local_pid)) != UCOLL_OK)
+    if ((st = bs->publish(bs, addr, addr_len)) != UCOLL_OK)
         goto fail;
 
     ucoll_comm_t *comm = comm_new(ctx, bs->rank, bs->size, 0);
@@ -219,11 +157,6 @@ static ucoll_status_t init_common(bootstrap_t *bs, ucoll_comm_t **world)
     }
     if ((st = measure_cost_model(ctx)) != UCOLL_OK)
         goto fail;
-    bootstrap_free_blobs(bs->size, blobs, lens);
-    free(addrs);
-    free(addr_lens);
-    free(local_pid);
-    free(local_fd);
     g_ctx = ctx;
     if (g_init_pid == 0 && pthread_atfork(NULL, NULL, mark_forked_child) != 0) {
         fprintf(stderr, "ucoll: pthread_atfork failed: calls in a forked child are refused by "
@@ -236,11 +169,7 @@ static ucoll_status_t init_common(bootstrap_t *bs, ucoll_comm_t **world)
 fail:
     if (shm_fd >= 0)
         close(shm_fd);
-    bootstrap_free_blobs(bs->size, blobs, lens);
-    free(addrs);
-    free(addr_lens);
-    free(local_pid);
-    free(local_fd);
+    free(local_ranks);
     while (ctx->comms != NULL) {
         ucoll_comm_t *c = ctx->comms;
         ctx->comms = c->next;
@@ -327,12 +256,16 @@ UCOLL_EXPORT ucoll_status_t ucoll_finalize(ucoll_comm_t *world)
             g_dead_comms = c;
         }
     ctx->comms = ctx->freed_head = ctx->freed_tail = NULL;
-    if (getenv("UCOLL_TEST_SHM_COUNTS") != NULL) { /* tests: was the on-host channel used */
-        unsigned long long n[3];
-        tp_shm_counts(ctx->tp, n);
+    tp_stats_t ts;
+    tp_get_stats(ctx->tp, &ts);
+    if (ctx->cfg.stats) /* after the finalize barrier: it counts like any other collective */
+        fprintf(stderr,
+                "ucoll stats rank %d: endpoints %llu, rings %llu, address_lookups %llu, "
+                "messages_ucx %llu, messages_shm %llu\n",
+                ctx->bs->rank, ts.endpoints, ts.rings, ctx->bs->lookups, ts.sent_ucx, ts.sent_shm);
+    if (getenv("UCOLL_TEST_SHM_COUNTS") != NULL) /* tests: was the on-host channel used */
         fprintf(stderr, "ucoll: rank %d shm sent %llu received %llu unexpected %llu\n",
-                ctx->bs->rank, n[0], n[1], n[2]);
-    }
+                ctx->bs->rank, ts.shm_sent, ts.shm_received, ts.shm_unexpected);
     tp_destroy(ctx->tp);
     ctx->bs->finalize(ctx->bs);
     free(ctx);

@@ -43,6 +43,10 @@ static const config_var_t vars[] = {
     {"UCOLL_SHM", "1",
      "1: messages of at most 4096 bytes between ranks of one host go through ucoll's own "
      "shared-memory rings (with UCOLL_FAILURE_DETECTION=auto); 0: through UCX"},
+    {"UCOLL_STATS", "0",
+     "1: ucoll_finalize prints one line per rank on stderr: endpoints created, peers' rings "
+     "mapped, peer addresses fetched from PMIx, messages sent through UCX and through the "
+     "rings"},
     {"UCOLL_PROGRESS_YIELD", "auto",
      "auto: yield the CPU when idle if ranks outnumber cores (else after 1000 idle polls); "
      "always; never"},
@@ -160,6 +164,14 @@ ucoll_status_t config_read(ucoll_config_t *cfg)
             return UCOLL_ERR_INVALID_ARG;
         }
         cfg->shm = shm[0] == '1';
+    }
+    const char *stats = getenv("UCOLL_STATS");
+    if (stats != NULL && *stats != '\0') {
+        if (strcmp(stats, "0") != 0 && strcmp(stats, "1") != 0) {
+            fprintf(stderr, "ucoll: UCOLL_STATS=%s: use 1 (on) or 0 (off)\n", stats);
+            return UCOLL_ERR_INVALID_ARG;
+        }
+        cfg->stats = stats[0] == '1';
     }
     const char *y = getenv("UCOLL_PROGRESS_YIELD");
     cfg->yield = TP_YIELD_AUTO;

@@ -55,8 +55,8 @@ void exec_release(ucoll_request_t *req)
 {
     tp_ctx_t *tp = req->comm->ctx->tp;
     exec_release_scratch(req); /* its scratch and op slots go */
-    free(req->send_ops);
-    free(req->recv_ops);
+    tp_ops_free(req->send_ops);
+    tp_ops_free(req->recv_ops);
     req->send_ops = req->recv_ops = NULL;
     req->ops_cap = 0;
     for (int b = 0; b < SCHED_NBUFS; b++) {
@@ -239,10 +239,10 @@ static ucoll_status_t reserve_ops(ucoll_request_t *req, size_t n)
 {
     if (n <= req->ops_cap)
         return UCOLL_OK;
-    tp_op_t *s = realloc(req->send_ops, n * sizeof(*s));
+    tp_op_t *s = tp_ops_resize(req->send_ops, n);
     if (s != NULL)
         req->send_ops = s;
-    tp_op_t *r = realloc(req->recv_ops, n * sizeof(*r));
+    tp_op_t *r = tp_ops_resize(req->recv_ops, n);
     if (r != NULL)
         req->recv_ops = r;
     if (s == NULL || r == NULL)
@@ -266,7 +266,7 @@ static void post_sends(ucoll_request_t *req, const sched_step_t *step, size_t ss
         size_t off = j * sseg, n = step->send.count - off < sseg ? step->send.count - off : sseg;
         const void *addr = n ? (char *)region_addr(req, step->send) + off * esz : &empty_message;
         tp_isend(comm->ctx->tp, comm->world_rank[step->send_peer], addr, n * esz,
-                 n ? req->memh[step->send.buf] : NULL, tag, &req->send_ops[j]);
+                 n ? req->memh[step->send.buf] : NULL, tag, tp_op_at(req->send_ops, j));
     }
 }
 
@@ -316,7 +316,7 @@ static ucoll_status_t post_round(ucoll_request_t *req, const sched_step_t *step)
         void *addr = n ? (char *)region_addr(req, step->recv) + off * esz : &empty_message;
         tp_irecv(tp, comm->world_rank[step->recv_peer], addr, n * esz,
                  n ? req->memh[step->recv.buf] : NULL, tag, UCOLL_TAG_LAST_SEGMENT,
-                 &req->recv_ops[j]);
+                 tp_op_at(req->recv_ops, j));
     }
     if (!send_first)
         post_sends(req, step, sseg);
@@ -327,9 +327,9 @@ static void abandon_round(ucoll_request_t *req)
 {
     tp_ctx_t *tp = req->comm->ctx->tp;
     for (size_t j = 0; j < req->nrecv; j++)
-        tp_abandon(tp, &req->recv_ops[j]);
+        tp_abandon(tp, tp_op_at(req->recv_ops, j));
     for (size_t j = 0; j < req->nsend; j++)
-        tp_abandon(tp, &req->send_ops[j]);
+        tp_abandon(tp, tp_op_at(req->send_ops, j));
     req->nrecv = req->nsend = 0;
     req->posted = 0;
 }
@@ -338,9 +338,10 @@ static void abandon_round(ucoll_request_t *req)
 static ucoll_status_t reduce_arrived_segments(ucoll_request_t *req, const sched_step_t *step)
 {
     const sched_step_t *red = step + 1;
-    while (req->reduced < req->nrecv && req->recv_ops[req->reduced].done) {
-        if (req->recv_ops[req->reduced].status != UCOLL_OK)
-            return req->recv_ops[req->reduced].status;
+    while (req->reduced < req->nrecv && tp_op_done(tp_op_at(req->recv_ops, req->reduced))) {
+        const tp_op_t *op = tp_op_at(req->recv_ops, req->reduced);
+        if (tp_op_status(op) != UCOLL_OK)
+            return tp_op_status(op);
         size_t off = req->reduced * req->seg_elems;
         size_t n =
             step->recv.count - off < req->seg_elems ? step->recv.count - off : req->seg_elems;
@@ -373,24 +374,20 @@ static ucoll_status_t advance_round(ucoll_request_t *req, const sched_step_t *st
      * whose count is shorter by whole segments sends fewer) */
     int done = 1;
     for (size_t j = 0; j < req->nrecv; j++) {
-        if (!req->recv_ops[j].done)
+        const tp_op_t *op = tp_op_at(req->recv_ops, j);
+        if (!tp_op_done(op))
             done = 0;
-        else if (req->recv_ops[j].status != UCOLL_OK)
-            return req->recv_ops[j].status;
+        else if (tp_op_status(op) != UCOLL_OK)
+            return tp_op_status(op);
     }
     for (size_t j = 0; j < req->nsend; j++) {
-        if (!req->send_ops[j].done)
+        const tp_op_t *op = tp_op_at(req->send_ops, j);
+        if (!tp_op_done(op))
             done = 0;
-        else if (req->send_ops[j].status != UCOLL_OK)
-            return req->send_ops[j].status;
+        else if (tp_op_status(op) != UCOLL_OK)
+            return tp_op_status(op);
     }
     if (!done) {
-        tp_check_liveness(tp);
-        if (req->probe_epoch != tp_probe_epoch(tp)) { /* every few ms, for every request */
-            req->probe_epoch = tp_probe_epoch(tp);
-            for (size_t j = 0; j < req->nrecv; j++)
-                tp_check_crossed(tp, &req->recv_ops[j]);
-        }
         if (tp_any_peer_failed(tp) && comm_has_failed_peer(req->comm))
             return UCOLL_ERR_PEER_FAILED; /* the collective cannot complete without it */
         if (req->deadline > 0 && now_seconds() > req->deadline)

@@ -47,6 +47,7 @@ typedef struct {
     size_t segment_size;       /* UCOLL_SEGMENT_SIZE: bytes per message segment; 0 = no segments */
     tp_yield_mode_t yield;     /* UCOLL_PROGRESS_YIELD */
     int shm;                   /* UCOLL_SHM: the on-host small-message channel */
+    int stats;                 /* UCOLL_STATS: the finalize line of what this rank used */
     tp_failure_mode_t failure; /* UCOLL_FAILURE_DETECTION */
     const char *alg_env[UCOLL_NCOLLS]; /* UCOLL_<COLL>_ALG values or NULL */
     double alpha_us, beta_ns;          /* UCOLL_ALPHA_US, UCOLL_BETA_NS_PER_BYTE; < 0: measure */
@@ -135,8 +136,7 @@ struct ucoll_request {
     void *memh[SCHED_NBUFS];
     tp_chunk_t *chunk[SCHED_NBUFS];
     void *user_memh[SCHED_NBUFS]; /* persistent: the user's IN/OUT registered once */
-    double deadline;      /* UCOLL_TIMEOUT: moved on by progress and by time spent outside ucoll */
-    unsigned probe_epoch; /* tp_probe_epoch when this request last ran tp_check_crossed */
+    double deadline; /* UCOLL_TIMEOUT: moved on by progress and by time spent outside ucoll */
     struct ucoll_request *next_active;
     struct ucoll_request *next_live; /* every request the user holds (coll.c) */
 };

@@ -299,6 +299,31 @@ shm_used "shm counts np=3 UCOLL_SHM=0" 3 "UCOLL_SHM=0" none
 shm_used "shm counts np=3 as 3 hosts" 3 "UCOLL_TEST_HOSTS=3" none
 shm_used "shm counts np=2 UCOLL_FAILURE_DETECTION=ucx" 2 "UCOLL_FAILURE_DETECTION=ucx" none
 
+# stats_test: each rank builds, with src/alg's builders, the schedules of the collectives it
+# ran (and finalize's barrier) and checks its UCOLL_STATS line against them: endpoints and PMIx
+# address look-ups == the distinct peers of those schedules (not p - 1), messages per channel
+section "lazy connections: UCOLL_STATS against the schedules"
+for np in 8 16; do
+    run_job "stats_test np=$np" "$np" 300 "" tests/mp/stats_test
+done
+run_job "stats_test np=8 as 2 hosts" 8 300 "UCOLL_TEST_HOSTS=2" tests/mp/stats_test
+# odd ranks in pid namespaces of their own (tests/mp/other_pidns.sh, root only): PMIx counts them
+# on this host, but their process ids and segments are not reachable, so no rank may probe or
+# map them: mp_test passes, and the odd ranks send nothing through the rings
+if [ "$(id -u)" = 0 ] && unshare --pid --fork true 2>/dev/null; then
+    run_job "mp_test np=4, odd ranks in other pid namespaces" 4 300 "UCOLL_TEST_SHM_COUNTS=1" \
+        tests/mp/other_pidns.sh tests/mp/mp_test "${MP_ALGS[@]}" --expect-size 4 \
+        --colls allreduce,bcast,exscan --counts 1,7,5000
+    log="$LOGDIR/$(echo "mp_test np=4, odd ranks in other pid namespaces" | tr -c 'A-Za-z0-9=.,_-' '_').log"
+    if [ "$(grep -cE '^ucoll: rank [13] shm sent 0 received 0 ' "$log")" = 2 ]; then
+        pass "odd ranks in other pid namespaces: no ring to or from them"
+    else
+        fail "odd ranks in other pid namespaces: rings used across pid namespaces" "$log"
+    fi
+else
+    echo "note: mp_test with ranks in other pid namespaces not run (needs root and unshare --pid)"
+fi
+
 if [ "$quick" = 0 ]; then
     section "exclusive scan at more process counts"
     # every exscan and scan algorithm, all dtypes (the dtype-op pairs), odd counts

@@ -77,7 +77,10 @@ static void op_list_remove(op_list_t *l, tp_op_t *prev, tp_op_t *op)
 struct shm_peer {
     int rank; /* world rank */
     int enabled;
-    struct shm_ring *out;  /* our ring in its segment (mapped) */
+    long pid;              /* enabled: the process holding its segment */
+    int fd;                /* enabled: the segment's descriptor in that process */
+    struct shm_ring *out;  /* our ring in its segment (mapped on the first send) */
+    int map_failed;        /* mapping it failed (and was reported) */
     uint32_t out_head;     /* messages written */
     uint32_t out_consumed; /* the reader's count as last read */
     op_list_t pending;     /* sends waiting for a free slot */
@@ -89,8 +92,7 @@ struct shm_peer {
 };
 
 struct shm_chan {
-    struct shm_chan_head head; /* first: shm_reaches reads it */
-    int rank, nlocal;
+    int rank, nranks, nlocal, me; /* me: this rank's local index */
     int fd;
     void *segment; /* our segment: nlocal rings */
     size_t segment_bytes;
@@ -135,7 +137,7 @@ static struct shm_ring *map_peer_ring(long pid, int fd, int slot_index)
     return p == MAP_FAILED ? NULL : p;
 }
 
-ucoll_status_t shm_attach(int rank, int nranks, int fd, const long *local_pid, const int *local_fd,
+ucoll_status_t shm_attach(int rank, int nranks, const int *local_ranks, int nlocal, int fd,
                           shm_chan_t **out)
 {
     *out = NULL;
@@ -147,27 +149,26 @@ ucoll_status_t shm_attach(int rank, int nranks, int fd, const long *local_pid, c
     }
     ch->fd = fd;
     ch->rank = rank;
+    ch->nranks = nranks;
+    ch->nlocal = nlocal;
+    ch->me = -1;
     ch->segment = MAP_FAILED;
-    for (int i = 0; i < nranks; i++)
-        ch->nlocal += local_pid[i] > 0;
-    ch->head.enabled = calloc((size_t)nranks, 1);
     ch->local_of = malloc((size_t)nranks * sizeof(int));
-    ch->locals = calloc((size_t)ch->nlocal, sizeof(*ch->locals));
-    if (ch->head.enabled == NULL || ch->local_of == NULL || ch->locals == NULL) {
+    ch->locals = calloc((size_t)(nlocal > 0 ? nlocal : 1), sizeof(*ch->locals));
+    if (ch->local_of == NULL || ch->locals == NULL) {
         shm_destroy(ch);
         return UCOLL_ERR_NO_MEMORY;
     }
-    int me = -1;
-    for (int i = 0, k = 0; i < nranks; i++) {
-        ch->local_of[i] = local_pid[i] > 0 ? k : -1;
-        if (local_pid[i] > 0) {
-            ch->locals[k].rank = i;
-            me = i == rank ? k : me;
-            k++;
-        }
+    for (int i = 0; i < nranks; i++)
+        ch->local_of[i] = -1;
+    for (int k = 0; k < nlocal; k++) {
+        ch->locals[k].rank = local_ranks[k];
+        ch->locals[k].fd = -1;
+        ch->local_of[local_ranks[k]] = k;
+        ch->me = local_ranks[k] == rank ? k : ch->me;
     }
     const char *what = "this rank is not among the ranks of its host";
-    if (me < 0 || fd < 0) {
+    if (ch->me < 0 || fd < 0) {
         what = fd < 0 ? "memfd_create failed" : what;
         goto fail;
     }
@@ -179,25 +180,8 @@ ucoll_status_t shm_attach(int rank, int nranks, int fd, const long *local_pid, c
     ch->segment = mmap(NULL, ch->segment_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (ch->segment == MAP_FAILED)
         goto fail;
-    for (int k = 0; k < ch->nlocal; k++) {
-        struct shm_peer *p = &ch->locals[k];
-        p->in = (struct shm_ring *)((char *)ch->segment + (size_t)k * SHM_RING_BYTES);
-        if (k == me) {
-            p->out = p->in;
-            continue;
-        }
-        if (local_fd[p->rank] < 0)
-            continue; /* it has no channel (UCOLL_SHM=0 there): never enabled */
-        p->out = map_peer_ring(local_pid[p->rank], local_fd[p->rank], me);
-        if (p->out == NULL) {
-            fprintf(stderr,
-                    "ucoll: rank %d cannot map the shared memory of rank %d (pid %ld): %s; small "
-                    "messages on this host go through UCX (UCOLL_SHM=0 silences this)\n",
-                    rank, p->rank, local_pid[p->rank], strerror(errno));
-            shm_destroy(ch);
-            return UCOLL_ERR_TRANSPORT;
-        }
-    }
+    for (int k = 0; k < ch->nlocal; k++)
+        ch->locals[k].in = (struct shm_ring *)((char *)ch->segment + (size_t)k * SHM_RING_BYTES);
     *out = ch;
     return UCOLL_OK;
 
@@ -210,13 +194,20 @@ fail:
     return UCOLL_ERR_TRANSPORT;
 }
 
-void shm_enable_peer(shm_chan_t *ch, int peer)
+void shm_enable_peer(shm_chan_t *ch, int peer, long pid, int fd)
 {
-    int k = ch->local_of[peer];
-    if (k < 0 || ch->locals[k].out == NULL)
-        return;
-    ch->locals[k].enabled = 1;
-    ch->head.enabled[peer] = 1;
+    if (peer < 0 || peer >= ch->nranks || peer == ch->rank || ch->local_of[peer] < 0 || fd < 0)
+        return; /* another host's, or one without a channel (UCOLL_SHM=0 there) */
+    struct shm_peer *p = &ch->locals[ch->local_of[peer]];
+    p->pid = pid;
+    p->fd = fd;
+    p->enabled = 1;
+}
+
+int shm_reaches(const shm_chan_t *ch, int peer, size_t len)
+{
+    return ch != NULL && len <= SHM_MAX_MESSAGE && peer >= 0 && peer < ch->nranks &&
+           ch->local_of[peer] >= 0 && ch->locals[ch->local_of[peer]].enabled;
 }
 
 static void free_msg_list(struct shm_msg *m)
@@ -234,7 +225,7 @@ void shm_destroy(shm_chan_t *ch)
         return;
     for (int k = 0; ch->locals != NULL && k < ch->nlocal; k++) {
         struct shm_peer *p = &ch->locals[k];
-        if (p->out != NULL && p->out != p->in)
+        if (p->out != NULL)
             munmap(p->out, SHM_RING_BYTES);
         free_msg_list(p->unexp_head);
     }
@@ -245,7 +236,6 @@ void shm_destroy(shm_chan_t *ch)
     free_msg_list(ch->free_msgs);
     free(ch->locals);
     free(ch->local_of);
-    free(ch->head.enabled);
     free(ch);
 }
 
@@ -327,6 +317,20 @@ void shm_send(shm_chan_t *ch, int peer, const void *buf, size_t len, uint64_t ta
     op->via_shm = 1;
     op->buf = (void *)buf;
     op->tag = tag;
+    if (p->out == NULL && !p->broken) { /* the first send to p */
+        if (p->map_failed || (p->out = map_peer_ring(p->pid, p->fd, ch->me)) == NULL) {
+            if (!p->map_failed)
+                fprintf(stderr,
+                        "ucoll: rank %d cannot map the shared memory of rank %d (pid %ld): %s "
+                        "(UCOLL_SHM=0 sends small messages on this host through UCX instead)\n",
+                        ch->rank, p->rank, p->pid, strerror(errno));
+            p->map_failed = 1; /* said once; every send to p fails alike */
+            op->status = UCOLL_ERR_TRANSPORT;
+            op->done = 1;
+            return;
+        }
+        ch->stats.rings++;
+    }
     if (p->broken) {
         fail_op(op);
         return;
@@ -463,8 +467,8 @@ unsigned shm_progress(shm_chan_t *ch)
     unsigned events = 0;
     for (int k = 0; k < ch->nlocal; k++) {
         struct shm_peer *p = &ch->locals[k];
-        if (!p->enabled || p->broken)
-            continue;
+        if (k == ch->me || p->broken)
+            continue; /* every other rank of this host may write its ring before it is enabled */
         for (int n = 0; n < SHM_SLOTS; n++) { /* a busy sender cannot hold this pass */
             struct shm_slot *s = &p->in->slot[p->in_tail & (SHM_SLOTS - 1)];
             if (atomic_load_explicit(&s->seq, memory_order_acquire) != p->in_tail + 1)

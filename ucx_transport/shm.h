@@ -16,8 +16,11 @@
  * into the ring's control line. The writer reads that line only when its own count says the
  * ring may be full, so a message costs two cache-line transfers (the writer's store, the
  * reader's load), not three (a `full` flag that the reader clears makes the writer fetch the
- * line before it can write it). Peers map only their own ring of each segment, found through
- * /proc/<pid>/fd/<fd> of the owner (both learnt in ucoll_init's first exchange).
+ * line before it can write it). A rank maps its own ring of a peer's segment, found through
+ * /proc/<pid>/fd/<fd> of the owner (both from the peer's published address), on its first
+ * send to that peer: a rank that talks to few peers of its host maps few rings. It reads the
+ * rings of its own segment from the start, so a message that comes before the router has
+ * looked its sender up waits in the unexpected list.
  *
  * Matching is by tag as with UCX: a message is matched against the receives posted for its
  * sender (tag bits in `checked` left out, then compared, like tp_irecv); one that arrives
@@ -28,7 +31,7 @@
 #ifndef UCOLL_SHM_H
 #define UCOLL_SHM_H
 
-#include "transport.h"
+#include "op.h"
 
 /* The size limit: at np=2 (ucoll_vs_mpi against Open MPI's pml ucx) 4 KiB messages took
  * 0.84-0.93x pml ucx through the rings, 1.15-1.32x through UCX. Memory: SHM_RING_BYTES of
@@ -45,29 +48,33 @@ enum {
 };
 
 typedef struct shm_chan shm_chan_t;
+typedef struct tp_op tp_op_t;
 
-/* this process's segment, before the first exchange: a memfd descriptor, -1 if none */
+/* this process's segment, made before its address is published: a memfd descriptor, -1 if none */
 int shm_segment_create(void);
 
-/* sizes the own segment `fd` (taken over: closed by shm_destroy) for the ranks of this host and
- * maps this rank's ring in each of their segments. local_pid[i] > 0 marks rank i as on this
- * host; local_fd[i] is its segment's descriptor in that process. Fails (and prints why) if any
- * segment cannot be mapped: the caller then goes without. */
-ucoll_status_t shm_attach(int rank, int nranks, int fd, const long *local_pid, const int *local_fd,
+/* sizes the own segment `fd` (taken over: closed by shm_destroy) for the nlocal ranks of this
+ * host, local_ranks (world ranks, ascending, this one included), and maps it. Maps nothing of
+ * the peers yet. Fails (and prints why) if the segment cannot be made: the caller then goes
+ * without. */
+ucoll_status_t shm_attach(int rank, int nranks, const int *local_ranks, int nlocal, int fd,
                           shm_chan_t **out);
-/* peer takes part (both sides attached); until then it is not reached through shm */
-void shm_enable_peer(shm_chan_t *ch, int peer);
-static inline int shm_reaches(const shm_chan_t *ch, int peer, size_t len);
+/* peer, a rank of this host whose segment is descriptor fd of process pid, is reached through
+ * shm from now on (the router's first use of it); nothing happens for a peer of another host */
+void shm_enable_peer(shm_chan_t *ch, int peer, long pid, int fd);
+/* 1 if a message of len bytes to or from peer goes through shm */
+int shm_reaches(const shm_chan_t *ch, int peer, size_t len);
 void shm_destroy(shm_chan_t *ch);
 
-/* as tp_isend / tp_irecv (op set up by the caller: tp, peer, expected); the op may be done at
- * return */
+/* as tp_isend / tp_irecv (op set up by the caller: peer, expected); the op may be done at
+ * return. The first send to a peer maps this rank's ring in the peer's segment; if that fails
+ * (said on stderr) the send completes with UCOLL_ERR_TRANSPORT. */
 void shm_send(shm_chan_t *ch, int peer, const void *buf, size_t len, uint64_t tag, tp_op_t *op);
 void shm_recv(shm_chan_t *ch, int peer, void *buf, uint64_t tag, uint64_t checked, tp_op_t *op);
 /* takes an incomplete op off its list: it will not complete */
 void shm_cancel(shm_chan_t *ch, tp_op_t *op);
 /* removes an arrived, unmatched message from peer that a receive of this tag would match;
- * 1 if there was one (tp_check_crossed) */
+ * 1 if there was one (the router's crossed-message check) */
 int shm_take_unexpected(shm_chan_t *ch, int peer, uint64_t tag, uint64_t checked);
 /* reads arrived messages, retries waiting sends; returns how many completed */
 unsigned shm_progress(shm_chan_t *ch);
@@ -78,21 +85,11 @@ unsigned shm_progress(shm_chan_t *ch);
 void shm_test_start_counts(shm_chan_t *ch, int peer, uint32_t start);
 
 /* messages sent and received through shm, and of those received, how many arrived before
- * their receive was posted (for tests and tools) */
+ * their receive was posted; rings: peers' rings this rank has mapped to write into (for tests
+ * and tools) */
 typedef struct {
-    unsigned long long sent, received, unexpected;
+    unsigned long long sent, received, unexpected, rings;
 } shm_stats_t;
 void shm_get_stats(const shm_chan_t *ch, shm_stats_t *stats);
-
-/* ---- inline: the check on every send and receive ---- */
-struct shm_chan_head {
-    unsigned char *enabled; /* per world rank: reached through shm */
-};
-
-static inline int shm_reaches(const shm_chan_t *ch, int peer, size_t len)
-{
-    return ch != NULL && len <= SHM_MAX_MESSAGE &&
-           ((const struct shm_chan_head *)(const void *)ch)->enabled[peer];
-}
 
 #endif

@@ -1,14 +1,20 @@
 /*
- * UCP context/worker/endpoints and tagged messaging for ucoll (see transport.h).
+ * The router (see transport.h): UCP contexts, workers and endpoints, the on-host rings, and
+ * for every message the choice between them.
  *
- * Sends and receives complete through callbacks that write into the caller's tp_op_t; a dead
- * peer is reported by the endpoint's error handler (UCP_ERR_HANDLING_MODE_PEER), or for a peer
- * on this host without one by probing its process id, which marks the peer so that waits on
- * receives from it can give up (a tag receive is not tied to an endpoint and would otherwise
- * wait forever). A receive is posted on the worker of the context its peer is reached through.
+ * A peer is connected on its first send or receive (peer_connect): its blob is looked up, an
+ * endpoint created on the context it is reached through, its process id kept for probing
+ * (on-host, AUTO), and the rings enabled for it. Sends and receives complete through callbacks
+ * that write into the op; a dead peer is reported by the endpoint's error handler
+ * (UCP_ERR_HANDLING_MODE_PEER), or for a peer on this host without one by probing its process
+ * id, which marks the peer so that waits on receives from it can give up (a tag receive is not
+ * tied to an endpoint and would otherwise wait forever). A receive is posted on the worker of
+ * the context its peer is reached through. Receives from peers reached through the rings are
+ * watched for crossed messages by the same periodic check that probes processes.
  */
 #include "transport.h"
 
+#include "op.h"
 #include "shm.h"
 #include "ucx_status.h"
 
@@ -36,14 +42,18 @@ struct tp_ucp {
     size_t address_len;
 };
 
+/* one world rank as seen from here: O(p) of these, and an endpoint only once it is used */
 struct tp_peer {
-    ucp_ep_h ep;
-    int ctx; /* TP_HOST or TP_NET: the context of ep */
-    int failed;
+    ucp_ep_h ep;            /* NULL until the first send or receive (peer_connect) */
+    tp_ctx_t *tp;           /* for ep_error_cb */
     long probe_pid;         /* > 0: on this host without UCX error handling: probe this process */
-    int ucx_errh;           /* the endpoint has UCX peer error handling */
     double send_wait_until; /* tp_abandon: end of the current wait for sends to this peer */
-    tp_ctx_t *tp;
+    ucoll_status_t connect_status; /* != OK: connecting failed, so do its ops */
+    unsigned char ctx;             /* TP_HOST or TP_NET: the context it is reached through */
+    unsigned char on_host;         /* runs on this host (tp_create's local_ranks) */
+    unsigned char shm;             /* its small messages go through the rings */
+    unsigned char ucx_errh;        /* the endpoint has UCX peer error handling */
+    unsigned char failed;
 };
 
 struct tp_ctx {
@@ -57,12 +67,18 @@ struct tp_ctx {
     unsigned ucx_skipped; /* tp_progress passes that left UCX out after shm events */
     int any_failed;
     int close_by_force; /* tp_destroy: no flushing close (tp_close_by_force) */
+    int warned_machine; /* peer_connect said that a node's peer is another machine */
     int oversubscribed;
     tp_yield_mode_t yield_mode;
-    int nprobed;                              /* peers with probe_pid > 0 */
+    uint64_t machine;    /* this machine's identity hash (tp_create) */
+    tp_lookup_fn lookup; /* a peer's blob, on first use */
+    void *lookup_arg;
+    int *probed; /* peers with probe_pid > 0 */
+    int nprobed, probed_cap;
+    tp_op_t *watched;                                 /* receives that may cross channels */
+    unsigned long long endpoints, sent_ucx, sent_shm; /* tp_get_stats */
     unsigned probe_polls;                     /* wait passes since the last look at the clock */
     double next_probe;                        /* clock time of the next liveness probe */
-    unsigned probe_epoch;                     /* liveness looks so far (tp_probe_epoch) */
     tp_chunk_t *free_chunks[TP_POOL_CLASSES]; /* class k holds chunks of 2^k bytes */
     tp_chunk_t *all_chunks;                   /* every chunk ever mapped (for destroy) */
 };
@@ -135,52 +151,69 @@ int tp_shm_segment(void)
     return shm_segment_create();
 }
 
-ucoll_status_t tp_create(int rank, int nranks, const long *local_pid, const int *local_fd,
+/* the published blob: process id (8 bytes), machine identity hash (8), on-host segment
+ * descriptor (4, -1: no channel), then for each context a 4-byte length (0: none) and its
+ * worker address */
+enum { BLOB_PID = 0, BLOB_MACHINE = 8, BLOB_FD = 16, BLOB_ADDRS = 20 };
+
+ucoll_status_t tp_create(int rank, int nranks, const int *local_ranks, int nlocal, uint64_t machine,
                          int shm_fd, tp_yield_mode_t yield_mode, tp_failure_mode_t mode,
-                         tp_ctx_t **out)
+                         tp_lookup_fn lookup, void *lookup_arg, tp_ctx_t **out)
 {
     tp_ctx_t *tp = calloc(1, sizeof(*tp));
     ucs_status_t st = UCS_OK;
-    int local_ranks = 0;
 
-    for (int i = 0; i < nranks; i++)
-        local_ranks += local_pid[i] > 0;
     if (tp == NULL) {
         if (shm_fd >= 0)
             close(shm_fd);
         return UCOLL_ERR_NO_MEMORY;
     }
-    /* the on-host channel: with AUTO failure detection only (the others exist to keep shared
-     * memory out); without it every message goes through UCX */
-    if (shm_fd >= 0 && mode == TP_FAILURE_AUTO && local_ranks > 1)
-        shm_attach(rank, nranks, shm_fd, local_pid, local_fd, &tp->shm); /* NULL if it fails */
-    else if (shm_fd >= 0)
-        close(shm_fd);
     tp->rank = rank;
     tp->nranks = nranks;
     tp->mode = mode;
     tp->yield_mode = yield_mode;
-    tp->oversubscribed = local_ranks > count_cpus();
+    tp->lookup = lookup;
+    tp->lookup_arg = lookup_arg;
+    tp->oversubscribed = nlocal > count_cpus();
     tp->peers = calloc((size_t)nranks, sizeof(*tp->peers));
-    if (tp->peers == NULL)
+    if (tp->peers == NULL) {
+        if (shm_fd >= 0)
+            close(shm_fd);
         goto err_nomem;
+    }
+    for (int k = 0; k < nlocal; k++)
+        tp->peers[local_ranks[k]].on_host = 1;
+    for (int i = 0; i < nranks; i++) {
+        tp->peers[i].tp = tp;
+        tp->peers[i].ctx = mode == TP_FAILURE_AUTO && tp->peers[i].on_host ? TP_HOST : TP_NET;
+    }
+    /* the on-host channel: with AUTO failure detection only (the others exist to keep shared
+     * memory out); without it every message goes through UCX */
+    if (shm_fd >= 0 && mode == TP_FAILURE_AUTO && nlocal > 1)
+        shm_attach(rank, nranks, local_ranks, nlocal, shm_fd, &tp->shm); /* NULL if it fails */
+    else if (shm_fd >= 0)
+        close(shm_fd);
 
     /* AUTO: HOST for the ranks on this host (this one included), NET if there are others;
      * otherwise NET for all */
     const int need_host = mode == TP_FAILURE_AUTO;
-    const int need_net = mode != TP_FAILURE_AUTO || local_ranks < nranks;
+    const int need_net = mode != TP_FAILURE_AUTO || nlocal < nranks;
     if (need_host && (st = ucp_open(&tp->ucp[TP_HOST], nranks, 1)) != UCS_OK)
         goto err_ucs;
     if (need_net && (st = ucp_open(&tp->ucp[TP_NET], nranks, 0)) != UCS_OK)
         goto err_ucs;
 
-    /* published address: for each context, a 4-byte length (0: none) and the address; then
-     * one byte, 1 if this rank's on-host channel is ready */
-    tp->address_len =
-        2 * sizeof(uint32_t) + tp->ucp[TP_HOST].address_len + tp->ucp[TP_NET].address_len + 1;
+    tp->address_len = BLOB_ADDRS + 2 * sizeof(uint32_t) + tp->ucp[TP_HOST].address_len +
+                      tp->ucp[TP_NET].address_len;
     if ((tp->address = malloc(tp->address_len)) == NULL)
         goto err_nomem;
-    unsigned char *p = tp->address;
+    int64_t pid = (int64_t)getpid();
+    int32_t fd = tp->shm != NULL ? (int32_t)shm_fd : -1;
+    tp->machine = machine;
+    memcpy(tp->address + BLOB_PID, &pid, sizeof(pid));
+    memcpy(tp->address + BLOB_MACHINE, &machine, sizeof(machine));
+    memcpy(tp->address + BLOB_FD, &fd, sizeof(fd));
+    unsigned char *p = tp->address + BLOB_ADDRS;
     for (int c = 0; c < TP_NCTX; c++) {
         put_len(p, tp->ucp[c].address_len);
         p += sizeof(uint32_t);
@@ -188,7 +221,6 @@ ucoll_status_t tp_create(int rank, int nranks, const long *local_pid, const int 
             memcpy(p, tp->ucp[c].address, tp->ucp[c].address_len);
         p += tp->ucp[c].address_len;
     }
-    *p = tp->shm != NULL;
     *out = tp;
     return UCOLL_OK;
 
@@ -218,14 +250,14 @@ static void ep_error_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
     peer->tp->any_failed = 1;
 }
 
-/* the address of context c inside a peer's published blob; NULL if it has none.
- * c == TP_NCTX: the on-host channel's byte that follows the addresses */
+/* the address of context c inside a peer's published blob; NULL if it has none */
 static const void *peer_address(const void *blob, size_t len, int c)
 {
     const unsigned char *p = blob, *end = p + len;
+    if (len < BLOB_ADDRS)
+        return NULL;
+    p += BLOB_ADDRS;
     for (int i = 0; i <= c; i++) {
-        if (i == TP_NCTX)
-            return p < end ? p : NULL;
         if ((size_t)(end - p) < sizeof(uint32_t))
             return NULL;
         size_t n = get_len(p);
@@ -239,46 +271,87 @@ static const void *peer_address(const void *blob, size_t len, int c)
     return NULL;
 }
 
-ucoll_status_t tp_connect(tp_ctx_t *tp, const void *const *addrs, const size_t *lens,
-                          const long *local_pid)
+static int probe_add(tp_ctx_t *tp, int peer)
 {
-    for (int i = 0; i < tp->nranks; i++) {
-        const int on_host = local_pid[i] > 0;
-        struct tp_peer *peer = &tp->peers[i];
-        peer->tp = tp;
-        peer->ctx = tp->mode == TP_FAILURE_AUTO && on_host ? TP_HOST : TP_NET;
-        const void *addr = peer_address(addrs[i], lens[i], peer->ctx);
-        if (addr == NULL || tp->ucp[peer->ctx].worker == NULL) {
-            fprintf(stderr,
-                    "ucoll: rank %d cannot connect to rank %d: no matching UCX worker (set "
-                    "UCOLL_FAILURE_DETECTION the same on every rank)\n",
-                    tp->rank, i);
-            return UCOLL_ERR_TRANSPORT;
-        }
-        ucp_ep_params_t ep_params;
-        memset(&ep_params, 0, sizeof(ep_params));
-        ep_params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
-        ep_params.address = (const ucp_address_t *)addr;
-        if (tp->mode == TP_FAILURE_UCX || (tp->mode == TP_FAILURE_AUTO && !on_host)) {
-            ep_params.field_mask |=
-                UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | UCP_EP_PARAM_FIELD_ERR_HANDLER;
-            ep_params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
-            ep_params.err_handler.cb = ep_error_cb;
-            ep_params.err_handler.arg = peer;
-            peer->ucx_errh = 1;
-        } else if (tp->mode == TP_FAILURE_AUTO && i != tp->rank) {
-            peer->probe_pid = local_pid[i];
-            tp->nprobed++;
-        }
-        const unsigned char *shm_ready = peer_address(addrs[i], lens[i], TP_NCTX);
-        if (tp->shm != NULL && on_host && shm_ready != NULL && *shm_ready == 1)
-            shm_enable_peer(tp->shm, i);
-        ucs_status_t st = ucp_ep_create(tp->ucp[peer->ctx].worker, &ep_params, &peer->ep);
-        if (st != UCS_OK) {
-            fprintf(stderr, "ucoll: rank %d cannot connect to rank %d: %s\n", tp->rank, i,
-                    ucs_status_string(st));
-            return UCOLL_ERR_TRANSPORT;
-        }
+    if (tp->nprobed == tp->probed_cap) {
+        int cap = tp->probed_cap > 0 ? 2 * tp->probed_cap : 16;
+        int *p = realloc(tp->probed, (size_t)cap * sizeof(*p));
+        if (p == NULL)
+            return -1;
+        tp->probed = p;
+        tp->probed_cap = cap;
+    }
+    tp->probed[tp->nprobed++] = peer;
+    return 0;
+}
+
+/* the first use of peer i: its blob, its endpoint, its probes and rings; OK if already done */
+static ucoll_status_t peer_connect(tp_ctx_t *tp, int i)
+{
+    struct tp_peer *peer = &tp->peers[i];
+    if (peer->ep != NULL || peer->connect_status != UCOLL_OK)
+        return peer->connect_status;
+    void *blob = NULL;
+    size_t len = 0;
+    ucoll_status_t st = tp->lookup(tp->lookup_arg, i, &blob, &len);
+    if (st != UCOLL_OK) {
+        fprintf(stderr, "ucoll: rank %d cannot look up the address of rank %d\n", tp->rank, i);
+        return peer->connect_status = st;
+    }
+    const void *addr = peer_address(blob, len, peer->ctx);
+    if (addr == NULL || tp->ucp[peer->ctx].worker == NULL) {
+        fprintf(stderr,
+                "ucoll: rank %d cannot connect to rank %d: no matching UCX worker (set "
+                "UCOLL_FAILURE_DETECTION the same on every rank)\n",
+                tp->rank, i);
+        free(blob);
+        return peer->connect_status = UCOLL_ERR_TRANSPORT;
+    }
+    int64_t pid;
+    uint64_t machine;
+    int32_t fd;
+    memcpy(&pid, (const char *)blob + BLOB_PID, sizeof(pid));
+    memcpy(&machine, (const char *)blob + BLOB_MACHINE, sizeof(machine));
+    memcpy(&fd, (const char *)blob + BLOB_FD, sizeof(fd));
+    /* on this node by the launcher's account, yet another container or pid namespace: its
+     * process id means nothing here and its segment cannot be opened */
+    const int same_machine = peer->on_host && machine == tp->machine;
+    if (peer->on_host && !same_machine && !tp->warned_machine) {
+        tp->warned_machine = 1;
+        fprintf(stderr,
+                "ucoll: rank %d: rank %d shares this node but not its pid namespace: its death "
+                "is noticed by UCOLL_TIMEOUT only, and small messages to it go through UCX\n",
+                tp->rank, i);
+    }
+    ucp_ep_params_t ep_params;
+    memset(&ep_params, 0, sizeof(ep_params));
+    ep_params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
+    ep_params.address = (const ucp_address_t *)addr;
+    if (tp->mode == TP_FAILURE_UCX || (tp->mode == TP_FAILURE_AUTO && !peer->on_host)) {
+        ep_params.field_mask |=
+            UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | UCP_EP_PARAM_FIELD_ERR_HANDLER;
+        ep_params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+        ep_params.err_handler.cb = ep_error_cb;
+        ep_params.err_handler.arg = peer;
+        peer->ucx_errh = 1;
+    }
+    ucs_status_t ust = ucp_ep_create(tp->ucp[peer->ctx].worker, &ep_params, &peer->ep);
+    free(blob);
+    if (ust != UCS_OK) {
+        fprintf(stderr, "ucoll: rank %d cannot connect to rank %d: %s\n", tp->rank, i,
+                ucs_status_string(ust));
+        peer->ep = NULL;
+        return peer->connect_status = UCOLL_ERR_TRANSPORT;
+    }
+    tp->endpoints++;
+    if (tp->mode == TP_FAILURE_AUTO && same_machine && i != tp->rank && pid > 0) {
+        if (probe_add(tp, i) != 0)
+            return peer->connect_status = UCOLL_ERR_NO_MEMORY;
+        peer->probe_pid = (long)pid;
+    }
+    if (tp->shm != NULL && same_machine) {
+        shm_enable_peer(tp->shm, i, (long)pid, fd);
+        peer->shm = (unsigned char)shm_reaches(tp->shm, i, 0);
     }
     return UCOLL_OK;
 }
@@ -298,29 +371,6 @@ static int process_gone(long pid)
     buf[n] = '\0';
     const char *close_paren = strrchr(buf, ')'); /* "pid (comm) S ..." */
     return close_paren != NULL && close_paren[1] == ' ' && close_paren[2] == 'Z';
-}
-
-void tp_check_liveness(tp_ctx_t *tp)
-{
-    if (tp->nprobed == 0 || ++tp->probe_polls < 256)
-        return;
-    tp->probe_polls = 0;
-    double now = tp_clock();
-    if (now < tp->next_probe)
-        return;
-    tp->probe_epoch++;
-    tp->next_probe = now + 0.02;
-    for (int i = 0; i < tp->nranks; i++)
-        if (tp->peers[i].probe_pid > 0 && !tp->peers[i].failed &&
-            process_gone(tp->peers[i].probe_pid)) {
-            tp->peers[i].failed = 1;
-            tp->any_failed = 1;
-        }
-}
-
-unsigned tp_probe_epoch(const tp_ctx_t *tp)
-{
-    return tp->probe_epoch;
 }
 
 /* waits for a close request, at most `seconds`; then lets it go (UCX keeps it) */
@@ -389,6 +439,7 @@ void tp_destroy(tp_ctx_t *tp)
     }
     free(tp->address);
     free(tp->peers);
+    free(tp->probed);
     free(tp);
 }
 
@@ -463,9 +514,13 @@ static void drain_message(ucp_worker_h worker, ucp_tag_message_h msg, size_t len
         free(buf);
 }
 
-void tp_check_crossed(tp_ctx_t *tp, tp_op_t *op)
+/* a receive from an on-host peer still waiting on one channel (shm or UCX) for a message that
+ * came through the other: the two ranks' lengths lie on either side of the shm size limit
+ * (mismatched counts). Completes it with UCOLL_ERR_TRUNCATED, as a wrong length on one
+ * channel does. */
+static void check_crossed(tp_ctx_t *tp, tp_op_t *op)
 {
-    if (op->done || !op->is_recv || !shm_reaches(tp->shm, op->peer, 0))
+    if (op->done)
         return;
     if (op->via_shm) { /* did the message come through UCX? */
         ucp_tag_recv_info_t info;
@@ -482,6 +537,52 @@ void tp_check_crossed(tp_ctx_t *tp, tp_op_t *op)
         op->crossed = 1; /* recv_cb turns the cancellation into UCOLL_ERR_TRUNCATED */
         ucp_request_cancel(peer_worker(tp, op->peer), op->ucp_req);
     }
+}
+
+/* every few ms while ranks wait: the process-id probes of the on-host peers used so far, and
+ * the crossed-message check of every watched receive */
+static void periodic_checks(tp_ctx_t *tp)
+{
+    if (tp->nprobed == 0 || ++tp->probe_polls < 256)
+        return;
+    tp->probe_polls = 0;
+    double now = tp_clock();
+    if (now < tp->next_probe)
+        return;
+    tp->next_probe = now + 0.02;
+    for (int k = 0; k < tp->nprobed; k++) {
+        struct tp_peer *peer = &tp->peers[tp->probed[k]];
+        if (!peer->failed && process_gone(peer->probe_pid)) {
+            peer->failed = 1;
+            tp->any_failed = 1;
+        }
+    }
+    for (tp_op_t *op = tp->watched; op != NULL; op = op->watch_next)
+        check_crossed(tp, op);
+}
+
+static void watch(tp_ctx_t *tp, tp_op_t *op)
+{
+    op->watched = 1;
+    op->watch_prev = NULL;
+    op->watch_next = tp->watched;
+    if (tp->watched != NULL)
+        tp->watched->watch_prev = op;
+    tp->watched = op;
+}
+
+static void unwatch(tp_ctx_t *tp, tp_op_t *op)
+{
+    if (!op->watched)
+        return;
+    if (op->watch_prev != NULL)
+        op->watch_prev->watch_next = op->watch_next;
+    else
+        tp->watched = op->watch_next;
+    if (op->watch_next != NULL)
+        op->watch_next->watch_prev = op->watch_prev;
+    op->watched = 0;
+    op->watch_prev = op->watch_next = NULL;
 }
 
 static ucoll_status_t finish_post(tp_op_t *op, ucs_status_ptr_t req)
@@ -501,30 +602,67 @@ static ucoll_status_t finish_post(tp_op_t *op, ucs_status_ptr_t req)
 
 static void op_reset(tp_ctx_t *tp, tp_op_t *op, int peer, size_t len)
 {
+    op->tp = tp;
     op->done = 0;
     op->status = UCOLL_OK;
     op->expected = len;
     op->peer = peer;
     op->ucp_req = NULL;
-    op->tp = tp;
     op->is_recv = 0;
     op->tag = op->checked = 0;
     op->via_shm = op->crossed = 0;
+    op->watched = 0;
+    op->watch_prev = op->watch_next = NULL;
+}
+
+/* an op that ends at once with status */
+static ucoll_status_t op_fail(tp_op_t *op, ucoll_status_t status)
+{
+    op->status = status;
+    op->done = 1;
+    return status;
+}
+
+tp_op_t *tp_ops_resize(tp_op_t *ops, size_t n)
+{
+    return realloc(ops, (n > 0 ? n : 1) * sizeof(*ops));
+}
+
+void tp_ops_free(tp_op_t *ops)
+{
+    free(ops);
+}
+
+tp_op_t *tp_op_at(tp_op_t *ops, size_t i)
+{
+    return &ops[i];
+}
+
+int tp_op_done(const tp_op_t *op)
+{
+    return op->done;
+}
+
+ucoll_status_t tp_op_status(const tp_op_t *op)
+{
+    return op->status;
 }
 
 ucoll_status_t tp_isend(tp_ctx_t *tp, int peer, const void *buf, size_t len, void *memh,
                         uint64_t tag, tp_op_t *op)
 {
     op_reset(tp, op, peer, len);
-    if (tp->peers[peer].failed) {
-        op->status = UCOLL_ERR_PEER_FAILED;
-        op->done = 1;
-        return op->status;
-    }
-    if (shm_reaches(tp->shm, peer, len)) {
+    ucoll_status_t st = peer_connect(tp, peer);
+    if (st != UCOLL_OK)
+        return op_fail(op, st);
+    if (tp->peers[peer].failed)
+        return op_fail(op, UCOLL_ERR_PEER_FAILED);
+    if (tp->peers[peer].shm && len <= SHM_MAX_MESSAGE) {
+        tp->sent_shm++;
         shm_send(tp->shm, peer, buf, len, tag, op);
         return UCOLL_OK;
     }
+    tp->sent_ucx++;
     ucp_request_param_t param;
     memset(&param, 0, sizeof(param));
     param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
@@ -542,8 +680,13 @@ ucoll_status_t tp_irecv(tp_ctx_t *tp, int peer, void *buf, size_t len, void *mem
 {
     op_reset(tp, op, peer, len);
     op->is_recv = 1; /* tp_abandon cancels it */
-    if (shm_reaches(tp->shm, peer, len)) {
+    ucoll_status_t st = peer_connect(tp, peer);
+    if (st != UCOLL_OK)
+        return op_fail(op, st);
+    if (tp->peers[peer].shm && len <= SHM_MAX_MESSAGE) {
         shm_recv(tp->shm, peer, buf, tag, checked, op);
+        if (!op->done)
+            watch(tp, op);
         return UCOLL_OK;
     }
     op->checked = checked;
@@ -554,11 +697,15 @@ ucoll_status_t tp_irecv(tp_ctx_t *tp, int peer, void *buf, size_t len, void *mem
         param.memh = memh;
     }
     ucs_status_ptr_t req = ucp_tag_recv_nbx(peer_worker(tp, peer), buf, len, tag, ~checked, &param);
-    return finish_post(op, req);
+    st = finish_post(op, req);
+    if (tp->peers[peer].shm && !op->done)
+        watch(tp, op);
+    return st;
 }
 
 void tp_abandon(tp_ctx_t *tp, tp_op_t *op)
 {
+    unwatch(tp, op);
     if (!op->done && op->via_shm) {
         shm_cancel(tp->shm, op);
         op->status = UCOLL_ERR_PEER_FAILED;
@@ -584,11 +731,9 @@ void tp_abandon(tp_ctx_t *tp, tp_op_t *op)
             const double now = tp_clock();
             if (now > peer->send_wait_until + 2.0) /* a new wait; the segments of one round, */
                 peer->send_wait_until = now + 2.0; /* and the calls right after, share the last */
-            while (!op->done && !peer->failed && tp_clock() < peer->send_wait_until) {
-                if (tp_progress(tp) == 0)
+            while (!op->done && !peer->failed && tp_clock() < peer->send_wait_until)
+                if (tp_progress(tp) == 0) /* probes the peer's process too */
                     tp_idle(tp, &idle);
-                tp_check_liveness(tp);
-            }
         }
         if (!op->done) {
             /* after ucp_request_free UCX calls no callback for it: op may go away */
@@ -605,6 +750,7 @@ void tp_abandon(tp_ctx_t *tp, tp_op_t *op)
 unsigned tp_progress(tp_ctx_t *tp)
 {
     unsigned events = 0;
+    periodic_checks(tp);
     /* the on-host channel first; a pass in which it completed something leaves UCX out (up
      * to 8 passes in a row), so that the waiting request sees its message sooner */
     if (tp->shm != NULL && (events = shm_progress(tp->shm)) > 0 && ++tp->ucx_skipped < 8)
@@ -716,11 +862,15 @@ void tp_mem_unmap(tp_ctx_t *tp, void *memh)
         ucp_mem_unmap(mem_context(tp), memh);
 }
 
-void tp_shm_counts(const tp_ctx_t *tp, unsigned long long counts[3])
+void tp_get_stats(const tp_ctx_t *tp, tp_stats_t *stats)
 {
     shm_stats_t st;
     shm_get_stats(tp->shm, &st);
-    counts[0] = st.sent;
-    counts[1] = st.received;
-    counts[2] = st.unexpected;
+    stats->endpoints = tp->endpoints;
+    stats->rings = st.rings;
+    stats->sent_ucx = tp->sent_ucx;
+    stats->sent_shm = tp->sent_shm;
+    stats->shm_sent = st.sent;
+    stats->shm_received = st.received;
+    stats->shm_unexpected = st.unexpected;
 }

@@ -1,9 +1,17 @@
 /*
- * ucx_transport: UCP contexts and workers (one for the peers on this host, one for the rest,
- * see tp_create), an endpoint to every peer, tagged send/receive, registered scratch memory,
- * and a progress call that yields the CPU when ranks outnumber cores. Small messages to peers
- * on this host take ucoll's own shared-memory rings instead of UCX (shm.h), behind the same
- * tp_isend/tp_irecv. Knows nothing about schedules or collectives.
+ * ucx_transport: the router, the one channel interface the executor sees. It sends and
+ * receives tagged messages to and from world ranks, progresses, abandons, and answers whether
+ * a peer failed; which channel carries a message is its business alone:
+ *   - UCX HOST context: peers on this host (AUTO failure detection), shared memory;
+ *   - UCX NET context: peers on other hosts, or every peer (failure detection UCX / TIMEOUT);
+ *   - ucoll's on-host rings (shm.h): messages of at most SHM_MAX_MESSAGE to peers on this host.
+ * It also owns liveness (process-id probes of on-host peers, UCX endpoint errors) and crossed
+ * messages (a receive waiting on one channel for a message that came through the other).
+ *
+ * Connections are lazy: a peer's published address is looked up (tp_lookup_fn), its endpoint
+ * created, its process probed, and this rank's ring in its segment mapped (on the first send),
+ * only when a schedule first sends to or receives from it. A rank keeps O(p) bytes of peer
+ * state and O(peers it talks to) endpoints. Knows nothing about schedules or collectives.
  */
 #ifndef UCOLL_TRANSPORT_H
 #define UCOLL_TRANSPORT_H
@@ -15,21 +23,17 @@
 
 typedef struct tp_ctx tp_ctx_t;
 
-/* one outstanding send or receive; filled in by the transport */
-typedef struct tp_op {
-    volatile int done;     /* 1 once complete (successfully or not) */
-    ucoll_status_t status; /* valid when done */
-    size_t expected;       /* bytes posted */
-    uint64_t tag, checked; /* receive: tag bits in `checked` must equal these after a match */
-    int peer;
-    int is_recv;
-    void *ucp_req;      /* UCP request while in flight */
-    void *tp;           /* owning context */
-    int via_shm;        /* travels through the on-host channel (shm.h), not UCX */
-    int crossed;        /* a UCX receive cancelled because its message came through shm */
-    void *buf;          /* shm: the data (a receive's destination) */
-    struct tp_op *next; /* shm: the next op of its peer's posted or pending list */
-} tp_op_t;
+/* one outstanding send or receive. Opaque to the executor, which keeps arrays of them
+ * (tp_ops_resize, tp_op_at) and reads only whether one is done and how it ended. */
+typedef struct tp_op tp_op_t;
+/* like realloc for an array of n ops (NULL: nothing changed); no op of it may be in flight */
+tp_op_t *tp_ops_resize(tp_op_t *ops, size_t n);
+void tp_ops_free(tp_op_t *ops);
+tp_op_t *tp_op_at(tp_op_t *ops, size_t i);
+/* 1 once the op has completed, successfully or not */
+int tp_op_done(const tp_op_t *op);
+/* how it ended; valid once done */
+ucoll_status_t tp_op_status(const tp_op_t *op);
 
 /* a piece of registered memory from the pool */
 typedef struct tp_chunk {
@@ -50,10 +54,15 @@ typedef enum { TP_YIELD_AUTO, TP_YIELD_ALWAYS, TP_YIELD_NEVER } tp_yield_mode_t;
  *   TIMEOUT  no error handling at all: only UCOLL_TIMEOUT ends a wait for a dead peer */
 typedef enum { TP_FAILURE_AUTO, TP_FAILURE_UCX, TP_FAILURE_TIMEOUT } tp_failure_mode_t;
 
-/* creates the UCP contexts and workers; nranks peers will be connected by tp_connect.
- * local_pid[i] > 0 marks rank i as running on this host (this one included), which decides
- * CPU yielding and the contexts; local_fd[i] is its on-host segment (shm.h, from its
- * shm_segment_create), shm_fd this rank's (taken over; -1: no on-host channel).
+/* a peer's published blob (tp_local_address of its rank): a malloc'ed copy the router frees */
+typedef ucoll_status_t (*tp_lookup_fn)(void *arg, int peer, void **blob, size_t *len);
+
+/* creates the UCP contexts and workers. local_ranks (nlocal world ranks, ascending, this one
+ * included) run on this host, which decides CPU yielding and the contexts; of those, only the
+ * ones that publish the same `machine` (a hash of the machine identity: boot id, pid
+ * namespace) have their process probed and their rings used. shm_fd is this
+ * rank's on-host segment (from tp_shm_segment; taken over; -1: no on-host channel). Peers are
+ * connected on first use through lookup(lookup_arg, peer, ...).
  * mode AUTO gives two contexts, each with its own worker:
  *   HOST  the peers on this host, endpoints without UCX error handling (shared memory), and
  *         no rendezvous protocol (UCX_RNDV_THRESH=inf unless the user set UCX_RNDV_THRESH):
@@ -65,48 +74,40 @@ typedef enum { TP_FAILURE_AUTO, TP_FAILURE_UCX, TP_FAILURE_TIMEOUT } tp_failure_
  *   NET   the peers on other hosts (created only if there are any), UCX peer error handling,
  *         UCX's protocols as configured; the only context that registers memory.
  * Modes UCX and TIMEOUT: NET only, for every peer. */
-ucoll_status_t tp_create(int rank, int nranks, const long *local_pid, const int *local_fd,
+ucoll_status_t tp_create(int rank, int nranks, const int *local_ranks, int nlocal, uint64_t machine,
                          int shm_fd, tp_yield_mode_t yield_mode, tp_failure_mode_t mode,
-                         tp_ctx_t **tp);
-/* this process's on-host segment for the first exchange (shm.h); -1 if none */
+                         tp_lookup_fn lookup, void *lookup_arg, tp_ctx_t **tp);
+/* this process's on-host segment, made before tp_create; -1 if none */
 int tp_shm_segment(void);
-/* the worker addresses to publish to the other ranks, packed in one blob */
+/* what to publish to the other ranks: process id, on-host segment, worker addresses */
 ucoll_status_t tp_local_address(tp_ctx_t *tp, const void **addr, size_t *len);
-/* creates endpoints to every peer from their published blobs (addrs[i], lens[i]);
- * local_pid[i] is the process id of a peer on this host, 0 for one elsewhere */
-ucoll_status_t tp_connect(tp_ctx_t *tp, const void *const *addrs, const size_t *lens,
-                          const long *local_pid);
-/* while waiting: every few ms, marks failed the on-host peers whose process is gone */
-void tp_check_liveness(tp_ctx_t *tp);
-/* how many times tp_check_liveness has looked: a waiting request whose last tp_check_crossed
- * saw another value runs it again (so every request does, whichever one made the look) */
-unsigned tp_probe_epoch(const tp_ctx_t *tp);
-/* a receive from an on-host peer still waiting on one channel (shm or UCX) for a message that
- * came through the other: the two ranks' lengths lie on either side of the shm size limit
- * (mismatched counts). Completes it with UCOLL_ERR_TRUNCATED, as a wrong length on one
- * channel does. */
-void tp_check_crossed(tp_ctx_t *tp, tp_op_t *op);
 /* closes endpoints (flushing them) and destroys worker and context; the caller makes sure
  * every rank has finished communicating first */
 void tp_destroy(tp_ctx_t *tp);
 
+/* sends len bytes to peer (connecting it first if this is its first use); memh from
+ * tp_mem_map or the pool, or NULL. The op may be done at return. */
 ucoll_status_t tp_isend(tp_ctx_t *tp, int peer, const void *buf, size_t len, void *memh,
                         uint64_t tag, tp_op_t *op);
-/* receives exactly len bytes with this tag (from peer, which is recorded for failure checks);
- * the tag bits in `checked` are left out of matching and compared after it. A message of
- * another length, or whose `checked` bits differ, completes the op with UCOLL_ERR_TRUNCATED. */
+/* receives exactly len bytes with this tag from peer (connecting it first, so that its
+ * endpoint can report its failure); the tag bits in `checked` are left out of matching and
+ * compared after it. A message of another length, or whose `checked` bits differ, or one from
+ * an on-host peer that came through the other channel (counts on either side of the rings'
+ * size limit), completes the op with UCOLL_ERR_TRUNCATED. */
 ucoll_status_t tp_irecv(tp_ctx_t *tp, int peer, void *buf, size_t len, void *memh, uint64_t tag,
                         uint64_t checked, tp_op_t *op);
 /* ends an op: frees its UCP request; an incomplete receive is cancelled, an incomplete send is
  * released to finish inside UCX (its buffer must stay valid until then: only error paths do
- * this). Afterwards op->done is 1 and no callback touches op any more. */
+ * this). Afterwards the op is done and no callback touches it any more. */
 void tp_abandon(tp_ctx_t *tp, tp_op_t *op);
 
-/* one progress pass; returns the number of events (0 = nothing happened) */
+/* one progress pass over every channel, and every few ms the liveness probes and the
+ * crossed-message checks; returns the number of events (0 = nothing happened) */
 unsigned tp_progress(tp_ctx_t *tp);
 /* called when a wait loop made no progress: spins, then yields the CPU */
 void tp_idle(tp_ctx_t *tp, unsigned *idle_passes);
-/* 1 if the peer's endpoint reported an error (the peer died or is unreachable) */
+/* 1 if the peer was found dead: its endpoint reported an error, or (on this host) its
+ * process is gone; never for a peer not yet used */
 int tp_peer_failed(const tp_ctx_t *tp, int peer);
 int tp_any_peer_failed(const tp_ctx_t *tp);
 /* tp_destroy will close every endpoint by force (the ranks did not all get through the
@@ -121,8 +122,13 @@ void tp_pool_put(tp_ctx_t *tp, tp_chunk_t *chunk);
 ucoll_status_t tp_mem_map(tp_ctx_t *tp, void *addr, size_t len, void **memh);
 void tp_mem_unmap(tp_ctx_t *tp, void *memh);
 
-/* messages that went through the on-host channel, for tests and tools: sent, received,
- * and received before their receive was posted; zeros if it is not in use */
-void tp_shm_counts(const tp_ctx_t *tp, unsigned long long counts[3]);
+/* what this rank has done so far (UCOLL_STATS, tests): endpoints created, peers' rings mapped,
+ * messages posted for sending through UCX and through the rings (each segment one message),
+ * and the on-host channel's counts: sent, received, received before their receive was posted */
+typedef struct {
+    unsigned long long endpoints, rings, sent_ucx, sent_shm;
+    unsigned long long shm_sent, shm_received, shm_unexpected;
+} tp_stats_t;
+void tp_get_stats(const tp_ctx_t *tp, tp_stats_t *stats);
 
 #endif

@@ -31,14 +31,14 @@ static void pair_open(pair_t *p)
     int fd[2] = {shm_segment_create(), shm_segment_create()};
     ck_assert_int_ge(fd[0], 0);
     ck_assert_int_ge(fd[1], 0);
+    const int locals[2] = {0, 1};
     for (int r = 0; r < 2; r++) {
         p->fd[r] = fd[r];
-        ck_assert_int_eq(shm_attach(r, 2, fd[r], pid, fd, &p->ch[r]), UCOLL_OK);
+        ck_assert_int_eq(shm_attach(r, 2, locals, 2, fd[r], &p->ch[r]), UCOLL_OK);
         ck_assert_ptr_nonnull(p->ch[r]);
     }
     for (int r = 0; r < 2; r++)
-        for (int peer = 0; peer < 2; peer++)
-            shm_enable_peer(p->ch[r], peer);
+        shm_enable_peer(p->ch[r], 1 - r, pid[1 - r], fd[1 - r]);
 }
 
 static void pair_close(pair_t *p)
@@ -401,36 +401,74 @@ START_TEST(forged_consumed_count)
 }
 END_TEST
 
-/* shm_reaches: only enabled peers, only messages that fit a slot */
+/* shm_reaches: only enabled peers of this host, only messages that fit a slot */
 START_TEST(reaches)
 {
     long pid[3] = {(long)getpid(), (long)getpid(), 0};
     int fd[3] = {shm_segment_create(), shm_segment_create(), -1};
+    const int locals[2] = {0, 1}; /* rank 2 is on another host */
     shm_chan_t *ch0 = NULL, *ch1 = NULL;
-    ck_assert_int_eq(shm_attach(0, 3, fd[0], pid, fd, &ch0), UCOLL_OK);
-    ck_assert_int_eq(shm_attach(1, 3, fd[1], pid, fd, &ch1), UCOLL_OK);
+    ck_assert_int_eq(shm_attach(0, 3, locals, 2, fd[0], &ch0), UCOLL_OK);
+    ck_assert_int_eq(shm_attach(1, 3, locals, 2, fd[1], &ch1), UCOLL_OK);
     ck_assert_int_eq(shm_reaches(ch0, 1, 8), 0); /* not enabled yet */
-    shm_enable_peer(ch0, 1);
-    shm_enable_peer(ch0, 2); /* rank 2 is on another host: stays off */
+    shm_enable_peer(ch0, 1, pid[1], fd[1]);
+    shm_enable_peer(ch0, 2, (long)getpid(), fd[0]); /* another host's: stays off */
     ck_assert_int_eq(shm_reaches(ch0, 1, 0), 1);
     ck_assert_int_eq(shm_reaches(ch0, 1, SHM_MAX_MESSAGE), 1);
     ck_assert_int_eq(shm_reaches(ch0, 1, SHM_MAX_MESSAGE + 1), 0);
     ck_assert_int_eq(shm_reaches(ch0, 2, 8), 0);
     ck_assert_int_eq(shm_reaches(NULL, 1, 8), 0);
+    shm_enable_peer(ch1, 0, pid[0], -1); /* a peer without a segment (UCOLL_SHM=0 there) */
+    ck_assert_int_eq(shm_reaches(ch1, 0, 8), 0);
     shm_destroy(ch0);
     shm_destroy(ch1);
 }
 END_TEST
 
-/* a peer's segment that cannot be opened: attach fails, says so, and leaves nothing */
+/* a rank not among its host's ranks, or without a segment: attach fails, says so, and leaves
+ * nothing (its own segment closed) */
 START_TEST(attach_failure)
 {
-    long pid[2] = {(long)getpid(), (long)getpid()};
-    int fd[2] = {shm_segment_create(), 1000000}; /* no such descriptor */
-    shm_chan_t *ch = (shm_chan_t *)&fd;          /* must be reset */
-    ck_assert_int_eq(shm_attach(0, 2, fd[0], pid, fd, &ch), UCOLL_ERR_TRANSPORT);
+    int fd = shm_segment_create();
+    const int locals[1] = {1};
+    shm_chan_t *ch = (shm_chan_t *)&fd; /* must be reset */
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(shm_attach(0, 2, locals, 1, fd, &ch), UCOLL_ERR_TRANSPORT);
     ck_assert_ptr_null(ch);
-    ck_assert_int_eq(fcntl(fd[0], F_GETFD), -1); /* its own segment was closed */
+    ck_assert_int_eq(fcntl(fd, F_GETFD), -1);
+    ch = (shm_chan_t *)&fd;
+    ck_assert_int_eq(shm_attach(1, 2, locals, 1, -1, &ch), UCOLL_ERR_TRANSPORT);
+    ck_assert_ptr_null(ch);
+}
+END_TEST
+
+/* rings are mapped on the first send to a peer, once; a peer's segment that cannot be opened
+ * fails that send with UCOLL_ERR_TRANSPORT */
+START_TEST(ring_mapped_on_first_send)
+{
+    long pid = (long)getpid();
+    int fd[3] = {shm_segment_create(), shm_segment_create(), 1000000}; /* 2: no such fd */
+    const int locals[3] = {0, 1, 2};
+    shm_chan_t *ch = NULL;
+    ck_assert_int_eq(shm_attach(0, 3, locals, 3, fd[0], &ch), UCOLL_OK);
+    ck_assert_int_eq(ftruncate(fd[1], 3 * SHM_RING_BYTES), 0); /* as rank 1's attach would */
+    ck_assert_uint_eq(stats(ch).rings, 0);
+    shm_enable_peer(ch, 1, pid, fd[1]);
+    shm_enable_peer(ch, 2, pid, fd[2]);
+    ck_assert_uint_eq(stats(ch).rings, 0); /* enabling maps nothing */
+    uint32_t v = 7;
+    tp_op_t s[3];
+    send_msg(ch, 1, &v, 4, 1, &s[0]);
+    send_msg(ch, 1, &v, 4, 2, &s[1]);
+    ck_assert(s[0].done && s[0].status == UCOLL_OK && s[1].done && s[1].status == UCOLL_OK);
+    ck_assert_uint_eq(stats(ch).rings, 1);
+    send_msg(ch, 2, &v, 4, 1, &s[2]);
+    ck_assert(s[2].done);
+    ck_assert_int_eq(s[2].status, UCOLL_ERR_TRANSPORT);
+    ck_assert_uint_eq(stats(ch).rings, 1);
+    ck_assert_uint_eq(stats(ch).sent, 2);
+    shm_destroy(ch);
+    close(fd[1]);
 }
 END_TEST
 
@@ -468,9 +506,10 @@ START_TEST(two_processes)
         ck_assert_int_eq(write(sync[1][1], &byte, 1), 1);
     else
         ck_assert_int_eq(read(sync[1][0], &byte, 1), 1);
-    if (shm_attach(me, 2, fd[me], pid, fd, &ch) != UCOLL_OK)
+    const int locals[2] = {0, 1};
+    if (shm_attach(me, 2, locals, 2, fd[me], &ch) != UCOLL_OK)
         _exit(3);
-    shm_enable_peer(ch, 1 - me);
+    shm_enable_peer(ch, 1 - me, pid[1 - me], fd[1 - me]);
     ck_assert_int_eq(write(sync[me][1], &byte, 1), 1);
     ck_assert_int_eq(read(sync[1 - me][0], &byte, 1), 1);
     uint64_t value = 0, got = 0;
@@ -536,6 +575,7 @@ int main(void)
     tcase_add_test(tc, cancel);
     tcase_add_test(tc, reaches);
     tcase_add_test(tc, attach_failure);
+    tcase_add_test(tc, ring_mapped_on_first_send);
     tcase_add_test(tc, two_processes);
     tcase_add_test(tc, forged_length_unexpected);
     tcase_add_test(tc, forged_length_posted);

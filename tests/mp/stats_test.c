@@ -1,0 +1,261 @@
+/*
+ * tests/mp/stats_test.c: lazy connections, checked against the schedules themselves. Every
+ * rank runs a fixed set of collectives with explicit algorithms (several collectives, sizes and
+ * roots), then builds, with the library's own schedule builders (src/alg), the schedule of
+ * every collective it ran, the finalize barrier included, and collects the distinct peers of
+ * their rounds and the messages it sent. At finalize, UCOLL_STATS=1 prints this rank's line on
+ * stderr, which the test captures in a file and compares:
+ *   - endpoints == distinct peers; address_lookups == distinct peers (PMIx fetches a peer's
+ *     address on its first use only);
+ *   - messages_ucx + messages_shm == messages sent; with the default channels on one host
+ *     (no UCOLL_SHM, UCOLL_FAILURE_DETECTION or UCOLL_TEST_HOSTS set) messages_shm == those of
+ *     at most 4096 bytes, and rings == the distinct peers they went to.
+ * The collectives are chosen so that no rank talks to every other one (checked): a library
+ * that connects every peer at init (endpoints == p - 1) fails.
+ * Init runs no collective of its own: the test sets the cost model's figures (UCOLL_ALPHA_US,
+ * UCOLL_BETA_NS_PER_BYTE, UCOLL_GAMMA_NS_PER_BYTE), and uses no auto selection. Run under mpirun
+ * (np 8 and 16 in tests/run-tests.sh); exits 0 when every check holds.
+ */
+#include "alg/alg.h"
+#include "ucoll.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { SHM_LIMIT = 4096 }; /* the rings' size limit (ucx_transport/shm.h) */
+
+typedef struct {
+    ucoll_coll_t coll;
+    const char *alg;
+    size_t count; /* int32 elements */
+    int root;     /* < 0: p + root */
+} call_t;
+
+static const call_t calls[] = {
+    {UCOLL_COLL_BCAST, "binomial", 16, 0},
+    {UCOLL_COLL_BCAST, "binomial", 3000, -3}, /* 12000 bytes: through UCX */
+    {UCOLL_COLL_REDUCE, "binomial", 100, -1},
+    {UCOLL_COLL_ALLREDUCE, "recursive-doubling", 7, 0},
+    {UCOLL_COLL_ALLREDUCE, "recursive-doubling", 2000, 0}, /* 8000 bytes */
+    {UCOLL_COLL_EXSCAN, "recursive-doubling", 5, 0},
+    {UCOLL_COLL_BARRIER, "dissemination", 0, 0},
+};
+#define NCALLS (sizeof(calls) / sizeof(calls[0]))
+
+static int g_failed;
+
+static void check(int ok, int rank, const char *what)
+{
+    if (!ok) {
+        printf("stats_test rank %d: FAIL: %s\n", rank, what);
+        g_failed++;
+    }
+}
+
+static ucoll_status_t run_call(ucoll_comm_t *w, const call_t *c, int root, int rank, int p)
+{
+    int32_t *a = calloc(c->count + 1, sizeof(*a)), *b = calloc(c->count + 1, sizeof(*b));
+    ucoll_status_t st = UCOLL_ERR_NO_MEMORY;
+    if (a == NULL || b == NULL)
+        goto out;
+    for (size_t i = 0; i < c->count; i++)
+        a[i] = (int32_t)(rank + 1) * (int32_t)(i + 1);
+    if ((st = ucoll_set_algorithm(w, c->coll, c->alg)) != UCOLL_OK)
+        goto out;
+    switch (c->coll) {
+    case UCOLL_COLL_BCAST:
+        st = ucoll_bcast(w, a, c->count, UCOLL_INT32, root);
+        for (size_t i = 0; st == UCOLL_OK && i < c->count; i++)
+            check(a[i] == (int32_t)(root + 1) * (int32_t)(i + 1), rank, "bcast value");
+        break;
+    case UCOLL_COLL_REDUCE:
+        st = ucoll_reduce(w, a, b, c->count, UCOLL_INT32, UCOLL_OP_SUM, root);
+        for (size_t i = 0; st == UCOLL_OK && rank == root && i < c->count; i++)
+            check(b[i] == (int32_t)(p * (p + 1) / 2) * (int32_t)(i + 1), rank, "reduce value");
+        break;
+    case UCOLL_COLL_ALLREDUCE:
+        st = ucoll_allreduce(w, a, b, c->count, UCOLL_INT32, UCOLL_OP_SUM);
+        for (size_t i = 0; st == UCOLL_OK && i < c->count; i++)
+            check(b[i] == (int32_t)(p * (p + 1) / 2) * (int32_t)(i + 1), rank, "allreduce value");
+        break;
+    case UCOLL_COLL_EXSCAN:
+        st = ucoll_exscan(w, a, b, c->count, UCOLL_INT32, UCOLL_OP_SUM);
+        for (size_t i = 0; st == UCOLL_OK && rank > 0 && i < c->count; i++)
+            check(b[i] == (int32_t)(rank * (rank + 1) / 2) * (int32_t)(i + 1), rank,
+                  "exscan value");
+        break;
+    case UCOLL_COLL_BARRIER:
+        st = ucoll_barrier(w);
+        break;
+    default:
+        st = UCOLL_ERR_INVALID_ARG;
+    }
+out:
+    free(a);
+    free(b);
+    return st;
+}
+
+typedef struct {
+    unsigned char *peer, *ring_peer; /* per rank: a round talks to it; a small send goes to it */
+    unsigned long long messages, small_messages;
+} expect_t;
+
+/* adds this rank's schedule of one call (as src/coll.c builds it) to what it expects */
+static int add_schedule(expect_t *e, ucoll_coll_t coll, const char *name, size_t count, int root,
+                        int rank, int p)
+{
+    int param = 0;
+    const alg_desc_t *alg = alg_lookup(coll, name, &param);
+    if (alg == NULL)
+        return -1;
+    sched_args_t a;
+    memset(&a, 0, sizeof(a));
+    a.rank = rank;
+    a.size = p;
+    a.root = coll == UCOLL_COLL_REDUCE || coll == UCOLL_COLL_BCAST ? root : 0;
+    a.count = coll == UCOLL_COLL_BARRIER ? 0 : count;
+    a.elem_size = coll == UCOLL_COLL_BARRIER ? 1 : sizeof(int32_t);
+    a.param = param;
+    a.commutative = 1;
+    sched_t s;
+    sched_init(&s);
+    if (alg->build(&s, &a) != 0) {
+        sched_destroy(&s);
+        return -1;
+    }
+    for (size_t i = 0; i < s.nsteps; i++) {
+        const sched_step_t *st = &s.steps[i];
+        if (st->kind != SCHED_XCHG)
+            continue;
+        if (st->recv_peer >= 0)
+            e->peer[st->recv_peer] = 1;
+        if (st->send_peer >= 0) {
+            /* one message per round: every message here is below UCOLL_SEGMENT_SIZE */
+            const int small = st->send.count * a.elem_size <= SHM_LIMIT;
+            e->peer[st->send_peer] = 1;
+            e->ring_peer[st->send_peer] |= (unsigned char)small;
+            e->messages++;
+            e->small_messages += (unsigned long long)small;
+        }
+    }
+    sched_destroy(&s);
+    return 0;
+}
+
+/* this rank's UCOLL_STATS line from the captured stderr; 0 if exactly one was there */
+static int read_stats(const char *path, int rank, unsigned long long v[5])
+{
+    FILE *f = fopen(path, "r");
+    char line[512];
+    int found = 0;
+    if (f == NULL)
+        return -1;
+    while (fgets(line, sizeof(line), f) != NULL) {
+        fputs(line, stderr); /* the log keeps what finalize printed */
+        int r;
+        if (sscanf(line,
+                   "ucoll stats rank %d: endpoints %llu, rings %llu, address_lookups %llu, "
+                   "messages_ucx %llu, messages_shm %llu",
+                   &r, &v[0], &v[1], &v[2], &v[3], &v[4]) != 6)
+            continue;
+        char exact[512];
+        snprintf(exact, sizeof(exact),
+                 "ucoll stats rank %d: endpoints %llu, rings %llu, address_lookups %llu, "
+                 "messages_ucx %llu, messages_shm %llu\n",
+                 r, v[0], v[1], v[2], v[3], v[4]);
+        if (r == rank && strcmp(line, exact) == 0)
+            found++;
+    }
+    fclose(f);
+    return found == 1 ? 0 : -1;
+}
+
+static int env_set(const char *name)
+{
+    const char *v = getenv(name);
+    return v != NULL && *v != '\0';
+}
+
+int main(void)
+{
+    /* no measurement at init, so that only the collectives below (and finalize's barrier) run */
+    setenv("UCOLL_ALPHA_US", "1", 1);
+    setenv("UCOLL_BETA_NS_PER_BYTE", "0.1", 1);
+    setenv("UCOLL_GAMMA_NS_PER_BYTE", "0.5", 1);
+    setenv("UCOLL_STATS", "1", 1);
+    ucoll_comm_t *w = NULL;
+    ucoll_status_t st = ucoll_init(&w);
+    if (st != UCOLL_OK) {
+        printf("stats_test: ucoll_init: %s\n", ucoll_strerror(st));
+        return 1;
+    }
+    const int rank = ucoll_comm_rank(w), p = ucoll_comm_size(w);
+    expect_t e = {calloc((size_t)p, 1), calloc((size_t)p, 1), 0, 0};
+    if (e.peer == NULL || e.ring_peer == NULL)
+        return 1;
+    for (size_t i = 0; i < NCALLS; i++) {
+        const call_t *c = &calls[i];
+        const int root = ((c->root % p) + p) % p;
+        st = run_call(w, c, root, rank, p);
+        if (st != UCOLL_OK) {
+            printf("stats_test rank %d: call %zu (%s %s): %s\n", rank, i, alg_coll_name(c->coll),
+                   c->alg, ucoll_strerror(st));
+            return 1;
+        }
+        check(add_schedule(&e, c->coll, c->alg, c->count, root, rank, p) == 0, rank,
+              "schedule builds");
+    }
+    /* finalize's barrier: auto on a comm of all ranks; the registry has one barrier */
+    size_t nbarrier = 0;
+    const alg_desc_t *barriers = alg_list(UCOLL_COLL_BARRIER, &nbarrier);
+    check(nbarrier == 1, rank, "one barrier algorithm, the one finalize runs");
+    check(add_schedule(&e, UCOLL_COLL_BARRIER, barriers[0].name, 0, 0, rank, p) == 0, rank,
+          "finalize barrier schedule");
+    unsigned long long npeers = 0, nring = 0;
+    for (int i = 0; i < p; i++) {
+        npeers += e.peer[i];
+        nring += e.ring_peer[i];
+    }
+    check(e.peer[rank] == 0, rank, "no schedule talks to its own rank");
+    /* the test can tell lazy from eager connections only if some peer is left out */
+    check(p <= 2 || npeers < (unsigned long long)(p - 1), rank, "some peer is never talked to");
+
+    char path[] = "/tmp/ucoll-stats.XXXXXX";
+    int fd = mkstemp(path), saved = dup(2);
+    if (fd < 0 || saved < 0)
+        return 1;
+    fflush(stderr);
+    dup2(fd, 2);
+    st = ucoll_finalize(w);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    close(fd);
+    unsigned long long v[5] = {0};
+    const int have = read_stats(path, rank, v) == 0;
+    unlink(path);
+    check(st == UCOLL_OK, rank, "ucoll_finalize");
+    check(have, rank, "exactly one stats line of this rank, in the documented format");
+    const int default_channels = !env_set("UCOLL_SHM") && !env_set("UCOLL_FAILURE_DETECTION") &&
+                                 !env_set("UCOLL_TEST_HOSTS");
+    if (have) {
+        check(v[0] == npeers, rank, "endpoints == distinct peers of the schedules");
+        check(v[2] == npeers, rank, "address_lookups == distinct peers (PMIx)");
+        check(v[3] + v[4] == e.messages, rank, "messages_ucx + messages_shm == messages sent");
+        if (default_channels && p > 1) {
+            check(v[4] == e.small_messages, rank, "messages_shm == messages of <= 4096 bytes");
+            check(v[1] == nring, rank, "rings == peers sent messages of <= 4096 bytes");
+        }
+    }
+    printf("stats_test rank %d of %d: distinct peers %llu, messages %llu (%llu small), "
+           "ring peers %llu; stats: endpoints %llu rings %llu address_lookups %llu "
+           "messages_ucx %llu messages_shm %llu: %s\n",
+           rank, p, npeers, e.messages, e.small_messages, nring, v[0], v[1], v[2], v[3], v[4],
+           g_failed == 0 ? "PASS" : "FAIL");
+    free(e.peer);
+    free(e.ring_peer);
+    return g_failed == 0 ? 0 : 1;
+}

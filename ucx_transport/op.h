@@ -1,0 +1,32 @@
+/*
+ * The layout of one outstanding send or receive, private to ucx_transport/: the router
+ * (transport.c) and the rings (shm.c) fill it in; src/ sees only the opaque tp_op_t and asks
+ * tp_op_done / tp_op_status.
+ */
+#ifndef UCOLL_TP_OP_H
+#define UCOLL_TP_OP_H
+
+#include "ucoll.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct tp_op {
+    volatile int done;     /* 1 once complete (successfully or not) */
+    ucoll_status_t status; /* valid when done */
+    size_t expected;       /* bytes posted */
+    uint64_t tag, checked; /* receive: tag bits in `checked` must equal these after a match */
+    int peer;
+    int is_recv;
+    void *ucp_req;      /* UCP request while in flight */
+    struct tp_ctx *tp;  /* the owning router (the UCX callbacks read its peer state) */
+    int via_shm;        /* travels through the on-host channel (shm.h), not UCX */
+    int crossed;        /* a UCX receive cancelled because its message came through shm */
+    void *buf;          /* shm: the data (a receive's destination) */
+    struct tp_op *next; /* shm: the next op of its peer's posted or pending list */
+    /* the router's list of receives from on-host peers that may cross channels */
+    struct tp_op *watch_prev, *watch_next;
+    int watched;
+};
+
+#endif
