@@ -6,14 +6,18 @@
 #ifndef UCOLL_TP_OP_H
 #define UCOLL_TP_OP_H
 
+#include "transport.h"
 #include "ucoll.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
 struct tp_op {
-    volatile int done;     /* 1 once complete (successfully or not) */
-    ucoll_status_t status; /* valid when done */
+    /* the layout of tp_op_head_t, which the executor reads (transport.h) */
+    struct {
+        volatile int done;     /* 1 once complete (successfully or not) */
+        ucoll_status_t status; /* valid when done */
+    };
     size_t expected;       /* bytes posted */
     uint64_t tag, checked; /* receive: tag bits in `checked` must equal these after a match */
     int peer;
@@ -28,5 +32,10 @@ struct tp_op {
     struct tp_op *watch_prev, *watch_next;
     int watched;
 };
+
+_Static_assert(sizeof(struct tp_op) <= TP_OP_BYTES, "an op fits its slot in an op array");
+_Static_assert(offsetof(struct tp_op, done) == offsetof(tp_op_head_t, done) &&
+                   offsetof(struct tp_op, status) == offsetof(tp_op_head_t, status),
+               "an op begins with tp_op_head_t's fields");
 
 #endif

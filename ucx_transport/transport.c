@@ -286,7 +286,7 @@ static int probe_add(tp_ctx_t *tp, int peer)
 }
 
 /* the first use of peer i: its blob, its endpoint, its probes and rings; OK if already done */
-static ucoll_status_t peer_connect(tp_ctx_t *tp, int i)
+__attribute__((noinline, cold)) static ucoll_status_t peer_connect(tp_ctx_t *tp, int i)
 {
     struct tp_peer *peer = &tp->peers[i];
     if (peer->ep != NULL || peer->connect_status != UCOLL_OK)
@@ -354,6 +354,15 @@ static ucoll_status_t peer_connect(tp_ctx_t *tp, int i)
         peer->shm = (unsigned char)shm_reaches(tp->shm, i, 0);
     }
     return UCOLL_OK;
+}
+
+/* peer_connect's answer without a call once the peer is connected: every send and receive asks */
+static inline ucoll_status_t peer_ready(tp_ctx_t *tp, int i)
+{
+    const struct tp_peer *peer = &tp->peers[i];
+    if (__builtin_expect(peer->ep != NULL && peer->connect_status == UCOLL_OK, 1))
+        return UCOLL_OK;
+    return peer_connect(tp, i);
 }
 
 /* 1 if process pid no longer runs (gone, or a zombie waiting to be reaped) */
@@ -625,7 +634,7 @@ static ucoll_status_t op_fail(tp_op_t *op, ucoll_status_t status)
 
 tp_op_t *tp_ops_resize(tp_op_t *ops, size_t n)
 {
-    return realloc(ops, (n > 0 ? n : 1) * sizeof(*ops));
+    return realloc(ops, (n > 0 ? n : 1) * (size_t)TP_OP_BYTES);
 }
 
 void tp_ops_free(tp_op_t *ops)
@@ -633,26 +642,11 @@ void tp_ops_free(tp_op_t *ops)
     free(ops);
 }
 
-tp_op_t *tp_op_at(tp_op_t *ops, size_t i)
-{
-    return &ops[i];
-}
-
-int tp_op_done(const tp_op_t *op)
-{
-    return op->done;
-}
-
-ucoll_status_t tp_op_status(const tp_op_t *op)
-{
-    return op->status;
-}
-
 ucoll_status_t tp_isend(tp_ctx_t *tp, int peer, const void *buf, size_t len, void *memh,
                         uint64_t tag, tp_op_t *op)
 {
     op_reset(tp, op, peer, len);
-    ucoll_status_t st = peer_connect(tp, peer);
+    ucoll_status_t st = peer_ready(tp, peer);
     if (st != UCOLL_OK)
         return op_fail(op, st);
     if (tp->peers[peer].failed)
@@ -680,7 +674,7 @@ ucoll_status_t tp_irecv(tp_ctx_t *tp, int peer, void *buf, size_t len, void *mem
 {
     op_reset(tp, op, peer, len);
     op->is_recv = 1; /* tp_abandon cancels it */
-    ucoll_status_t st = peer_connect(tp, peer);
+    ucoll_status_t st = peer_ready(tp, peer);
     if (st != UCOLL_OK)
         return op_fail(op, st);
     if (tp->peers[peer].shm && len <= SHM_MAX_MESSAGE) {

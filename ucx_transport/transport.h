@@ -24,16 +24,33 @@
 typedef struct tp_ctx tp_ctx_t;
 
 /* one outstanding send or receive. Opaque to the executor, which keeps arrays of them
- * (tp_ops_resize, tp_op_at) and reads only whether one is done and how it ended. */
+ * (tp_ops_resize, tp_op_at) and reads only whether one is done and how it ended: the two
+ * fields of tp_op_head_t, which the router's op (ucx_transport/op.h) begins with. The
+ * accessors are inline because the executor tests them on every pass of a wait. */
 typedef struct tp_op tp_op_t;
+typedef struct {
+    volatile int done;     /* 1 once complete (successfully or not) */
+    ucoll_status_t status; /* valid when done */
+} tp_op_head_t;
+/* bytes of one op in an array (op.h asserts that the op fits) */
+enum { TP_OP_BYTES = 128 };
 /* like realloc for an array of n ops (NULL: nothing changed); no op of it may be in flight */
 tp_op_t *tp_ops_resize(tp_op_t *ops, size_t n);
 void tp_ops_free(tp_op_t *ops);
-tp_op_t *tp_op_at(tp_op_t *ops, size_t i);
+static inline tp_op_t *tp_op_at(tp_op_t *ops, size_t i)
+{
+    return (tp_op_t *)((char *)ops + i * TP_OP_BYTES);
+}
 /* 1 once the op has completed, successfully or not */
-int tp_op_done(const tp_op_t *op);
+static inline int tp_op_done(const tp_op_t *op)
+{
+    return ((const tp_op_head_t *)(const void *)op)->done;
+}
 /* how it ended; valid once done */
-ucoll_status_t tp_op_status(const tp_op_t *op);
+static inline ucoll_status_t tp_op_status(const tp_op_t *op)
+{
+    return ((const tp_op_head_t *)(const void *)op)->status;
+}
 
 /* a piece of registered memory from the pool */
 typedef struct tp_chunk {
