@@ -520,7 +520,8 @@ if ucoll_san_build "$PWD" "$SAN_DIR" "$LOGDIR/asan-build.log"; then
     section "sanitizers: unit tests (Check) under ASan + UBSan"
     # CK_FORK=no: one process per program, as forking an ASan process for every test is slow;
     # CK_EXCLUDE_TAGS=long leaves out check_schedules' p <= 4096 sweep (the code the p <= 256
-    # tests run, tens of minutes under ASan)
+    # tests run, tens of minutes under ASan) and check_cost's closed forms against every
+    # p <= 4096 (the normal make check runs both)
     san_t0=$SECONDS
     rm -f "$SAN_DIR"/obj/tests/unit/*.log "$SAN_DIR"/obj/tests/unit/*.trs
     (

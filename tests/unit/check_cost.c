@@ -417,6 +417,9 @@ int main(void)
     /* about 60 M schedule builds: minutes on a loaded machine, so a wide timeout */
     TCase *sweep = tcase_create("closed forms, p <= 4096");
     tcase_set_timeout(sweep, 1200);
+    /* most of the run time; the sanitizer build leaves it out (CK_EXCLUDE_TAGS=long), the
+     * normal make check runs it */
+    tcase_set_tags(sweep, "long");
     tcase_add_test(sweep, closed_forms_every_p);
     suite_add_tcase(s, sweep);
     SRunner *sr = srunner_create(s);
