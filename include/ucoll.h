@@ -121,7 +121,8 @@ typedef enum {
     UCOLL_ERR_PEER_FAILED = -6,
     UCOLL_ERR_TIMED_OUT = -7,
     UCOLL_ERR_TRUNCATED = -8,
-    UCOLL_ERR_STATE = -9
+    UCOLL_ERR_STATE = -9,
+    UCOLL_ERR_MISMATCH = -10 /* ranks called one collective differently (UCOLL_CHECK=1) */
 } ucoll_status_t;
 
 /* A static, human-readable description of a status code (never NULL). */

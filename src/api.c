@@ -139,6 +139,9 @@ static ucoll_status_t init_common(bootstrap_t *bs, ucoll_comm_t **world)
     /* world is id 0; the finalize barrier's id is never handed out */
     ctx->comm_ids_used[0] = 1;
     ctx->comm_ids_used[FINALIZE_COMM_ID / 64] |= UINT64_C(1) << (FINALIZE_COMM_ID % 64);
+    /* before anything whose messages they decide (the measurement's collectives included) */
+    if ((st = agree_settings(ctx)) != UCOLL_OK)
+        goto fail;
     for (int c = 0; c < UCOLL_NCOLLS; c++) {
         const char *name = ctx->cfg.alg_env[c];
         if (name == NULL || *name == '\0')

@@ -146,10 +146,11 @@ static ucoll_request_t *blocking_request(ucoll_comm_t *comm, const alg_desc_t *a
     return req;
 }
 
-/* nothing to communicate: an empty vector (every rank passes count 0) */
-static int trivially_done(const coll_args_t *a)
+/* nothing to communicate: an empty vector (every rank passes count 0). Under UCOLL_CHECK the
+ * executor still compares it (another rank's count may not be 0). */
+static int trivially_done(const ucoll_comm_t *comm, const coll_args_t *a)
 {
-    return a->coll != UCOLL_COLL_BARRIER && a->count == 0;
+    return a->coll != UCOLL_COLL_BARRIER && a->count == 0 && !comm_checks(comm);
 }
 
 static ucoll_status_t run_blocking(ucoll_comm_t *comm, const coll_args_t *a)
@@ -161,7 +162,7 @@ static ucoll_status_t run_blocking(ucoll_comm_t *comm, const coll_args_t *a)
         return st;
     if (comm->ctx->active != NULL)
         ctx_progress(comm->ctx); /* let outstanding nonblocking collectives move */
-    if (trivially_done(a)) {
+    if (trivially_done(comm, a)) {
         comm->seq++;
         return UCOLL_OK;
     }
@@ -213,7 +214,7 @@ static ucoll_status_t new_request(ucoll_comm_t *comm, const coll_args_t *a, int 
             return st;
         }
     } else {
-        if (trivially_done(a)) {
+        if (trivially_done(comm, a)) {
             comm->seq++;
         } else if ((st = exec_start(req)) != UCOLL_OK) {
             exec_release(req);
@@ -381,7 +382,7 @@ UCOLL_EXPORT ucoll_status_t ucoll_start(ucoll_request_t *req)
         return st;
     if (!req->persistent || req->active)
         return UCOLL_ERR_STATE;
-    if (req->count == 0 && req->coll != UCOLL_COLL_BARRIER) {
+    if (req->count == 0 && req->coll != UCOLL_COLL_BARRIER && !comm_checks(req->comm)) {
         req->comm->seq++;
         req->status = UCOLL_OK;
         return UCOLL_OK;

@@ -47,6 +47,11 @@ static const config_var_t vars[] = {
      "1: ucoll_finalize prints one line per rank on stderr: endpoints created, peers' rings "
      "mapped, peer addresses fetched from PMIx, messages sent through UCX and through the "
      "rings"},
+    {"UCOLL_CHECK", "0",
+     "1: every collective first compares its kind, count, dtype, op, root and algorithm across "
+     "the ranks (one small allreduce); a mismatch is UCOLL_ERR_MISMATCH on every rank with a "
+     "message naming the field, and nothing of the collective is sent. 0: no check, no cost. "
+     "Equal on every rank"},
     {"UCOLL_PROGRESS_YIELD", "auto",
      "auto: yield the CPU when idle if ranks outnumber cores (else after 1000 idle polls); "
      "always; never"},
@@ -172,6 +177,14 @@ ucoll_status_t config_read(ucoll_config_t *cfg)
             return UCOLL_ERR_INVALID_ARG;
         }
         cfg->stats = stats[0] == '1';
+    }
+    const char *check = getenv("UCOLL_CHECK");
+    if (check != NULL && *check != '\0') {
+        if (strcmp(check, "0") != 0 && strcmp(check, "1") != 0) {
+            fprintf(stderr, "ucoll: UCOLL_CHECK=%s: use 1 (on) or 0 (off)\n", check);
+            return UCOLL_ERR_INVALID_ARG;
+        }
+        cfg->check = check[0] == '1';
     }
     const char *y = getenv("UCOLL_PROGRESS_YIELD");
     cfg->yield = TP_YIELD_AUTO;

@@ -63,6 +63,12 @@ void exec_release(ucoll_request_t *req)
         tp_mem_unmap(tp, req->user_memh[b]);
         req->user_memh[b] = NULL;
     }
+    if (req->check != NULL) { /* UCOLL_CHECK's agreement request (agree.c) */
+        exec_release(req->check);
+        sched_destroy(&req->check->sched);
+        free(req->check);
+        req->check = NULL;
+    }
 }
 
 /* persistent requests: the user's buffers are registered once, here */
@@ -98,6 +104,8 @@ static ucoll_status_t finish(ucoll_request_t *req, ucoll_status_t status)
 {
     if (req->posted)
         abandon_round(req);
+    if (req->check != NULL && req->check->active)
+        finish(req->check, status);
     req->status = status;
     req->active = 0;
     unlink_active(req);
@@ -176,8 +184,10 @@ ucoll_status_t exec_start(ucoll_request_t *req)
     ucoll_comm_t *comm = req->comm;
     ucoll_ctx_t *ctx = comm->ctx;
     ucoll_status_t st;
+    /* a call with nothing to send runs only its UCOLL_CHECK comparison */
+    const int empty = req->coll != UCOLL_COLL_BARRIER && req->count == 0;
 
-    if ((st = exec_prepare(req)) != UCOLL_OK)
+    if (!empty && (st = exec_prepare(req)) != UCOLL_OK)
         return st;
     for (int b = 0; b < SCHED_NBUFS; b++) {
         req->buf[b] = req->chunk[b] != NULL ? req->chunk[b]->addr : NULL;
@@ -185,7 +195,7 @@ ucoll_status_t exec_start(ucoll_request_t *req)
     }
     req->buf[SCHED_BUF_OUT] = req->recvbuf;
     req->memh[SCHED_BUF_OUT] = req->user_memh[SCHED_BUF_OUT];
-    if (req->coll != UCOLL_COLL_BCAST && req->coll != UCOLL_COLL_BARRIER) {
+    if (!empty && req->coll != UCOLL_COLL_BCAST && req->coll != UCOLL_COLL_BARRIER) {
         if (req->in_place) { /* the schedule may overwrite OUT before it has read all of IN */
             memcpy(req->buf[SCHED_BUF_IN], req->recvbuf, req->count * req->elem_size);
         } else {
@@ -193,6 +203,10 @@ ucoll_status_t exec_start(ucoll_request_t *req)
             req->memh[SCHED_BUF_IN] = req->user_memh[SCHED_BUF_IN];
         }
     }
+    /* UCOLL_CHECK: the comparison's sequence number comes right before this call's own */
+    req->checking = !req->internal && comm_checks(comm);
+    if (req->checking && (st = check_start(req)) != UCOLL_OK)
+        return st;
     req->seq = comm->seq++;
     req->pc = 0;
     req->posted = 0;
@@ -211,7 +225,8 @@ ucoll_status_t exec_start(ucoll_request_t *req)
 static size_t segment_elems(const ucoll_request_t *req, size_t count)
 {
     const size_t max_bytes = req->comm->ctx->cfg.segment_size;
-    if (max_bytes == 0 || count * req->elem_size <= max_bytes) /* no division on this path */
+    /* agreements (req->internal) never segment: the segment size is among what they compare */
+    if (max_bytes == 0 || count * req->elem_size <= max_bytes || req->internal)
         return count > 0 ? count : 1;
     size_t seg = max_bytes / req->elem_size; /* < count: the message does not fit one */
     if (seg == 0)
@@ -403,6 +418,16 @@ ucoll_status_t exec_advance(ucoll_request_t *req)
 {
     if (!req->active)
         return req->status;
+    if (__builtin_expect(req->checking, 0)) {
+        ucoll_status_t st = check_result(req);
+        if (st == UCOLL_INPROGRESS)
+            return st;
+        req->checking = 0;
+        if (st != UCOLL_OK || (req->coll != UCOLL_COLL_BARRIER && req->count == 0))
+            return finish(req, st);
+        if (req->deadline > 0) /* its own rounds start now */
+            req->deadline = now_seconds() + req->comm->ctx->cfg.timeout_s;
+    }
     const sched_t *s = &req->sched;
 
     while (req->pc < s->nsteps) {

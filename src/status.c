@@ -28,6 +28,9 @@ UCOLL_EXPORT const char *ucoll_strerror(ucoll_status_t status)
     case UCOLL_ERR_STATE:
         return "call not allowed in this state (before init, after finalize, request active, "
                "or init called twice)";
+    case UCOLL_ERR_MISMATCH:
+        return "ranks called one collective with different arguments or algorithms "
+               "(UCOLL_CHECK=1)";
     }
     return "unknown status code";
 }

@@ -48,6 +48,7 @@ typedef struct {
     tp_yield_mode_t yield;     /* UCOLL_PROGRESS_YIELD */
     int shm;                   /* UCOLL_SHM: the on-host small-message channel */
     int stats;                 /* UCOLL_STATS: the finalize line of what this rank used */
+    int check;                 /* UCOLL_CHECK: compare every collective's arguments first */
     tp_failure_mode_t failure; /* UCOLL_FAILURE_DETECTION */
     const char *alg_env[UCOLL_NCOLLS]; /* UCOLL_<COLL>_ALG values or NULL */
     double alpha_us, beta_ns;          /* UCOLL_ALPHA_US, UCOLL_BETA_NS_PER_BYTE; < 0: measure */
@@ -106,6 +107,9 @@ struct ucoll_request {
     int active;     /* started and not yet completed */
     int blocking;   /* the comm's reusable request */
     int op_held;    /* op_hold was called for op (released by ucoll_request_free) */
+    int internal;   /* an agreement of the library's own (agree.c): fixed algorithm, unsegmented */
+    int checking;   /* UCOLL_CHECK: waits for `check` before its own first round */
+    struct ucoll_request *check; /* UCOLL_CHECK: the agreement on this call's arguments */
     ucoll_status_t status;
     /* arguments */
     const void *sendbuf;
@@ -189,5 +193,19 @@ void select_comm_cleanup(ucoll_comm_t *comm);
 /* at init (measure.c): alpha, beta and every predefined (op, dtype)'s gamma, measured on world
  * and agreed in one allreduce, or taken from the environment (all three set: no collective) */
 ucoll_status_t measure_cost_model(ucoll_ctx_t *ctx);
+
+/* agreement among ranks (agree.c). At init: the settings that change which messages a rank
+ * sends, compared across world before any other collective; a mismatch is named on stderr and
+ * gives UCOLL_ERR_INVALID_ARG on every rank. */
+ucoll_status_t agree_settings(ucoll_ctx_t *ctx);
+/* UCOLL_CHECK: comm_checks says whether comm's collectives are compared first; check_start
+ * starts req's comparison (taking its sequence number before req's own), check_result is
+ * INPROGRESS until it completed, then OK or UCOLL_ERR_MISMATCH (message printed) */
+static inline int comm_checks(const ucoll_comm_t *comm)
+{
+    return comm->ctx->cfg.check && comm->size > 1;
+}
+ucoll_status_t check_start(ucoll_request_t *req);
+ucoll_status_t check_result(ucoll_request_t *req);
 
 #endif

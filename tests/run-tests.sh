@@ -307,6 +307,8 @@ for np in 8 16; do
     run_job "stats_test np=$np" "$np" 300 "" tests/mp/stats_test
 done
 run_job "stats_test np=8 as 2 hosts" 8 300 "UCOLL_TEST_HOSTS=2" tests/mp/stats_test
+# UCOLL_CHECK=1: exactly one agreement allreduce more per collective
+run_job "stats_test np=8 UCOLL_CHECK=1" 8 300 "UCOLL_CHECK=1" tests/mp/stats_test
 # odd ranks in pid namespaces of their own (tests/mp/other_pidns.sh, root only): PMIx counts them
 # on this host, but their process ids and segments are not reachable, so no rank may probe or
 # map them: mp_test passes, and the odd ranks send nothing through the rings
@@ -452,6 +454,20 @@ shm_counts_check "badinput np=4" 4 some
 run_job "overlap np=3" 3 120 "" tests/mp/overlap_test --expect-size 3
 # config: malformed UCOLL_* values make ucoll_init fail with a message naming the variable
 run_job "config_test (no launcher)" none 120 "" tests/mp/config_test
+# settings that must agree, differing between even and odd ranks: ucoll_init fails with
+# INVALID_ARG on every rank, each naming the variable; no UCOLL_TIMEOUT (a hang is a timeout)
+for np in 2 3; do
+    for setting in "UCOLL_ALLREDUCE_ALG rhrd recursive-doubling" "UCOLL_SEGMENT_SIZE 1 -" \
+        "UCOLL_GAMMA_NS_PER_BYTE 0.5 -" "UCOLL_CHECK 1 0" "UCOLL_FAILURE_DETECTION auto ucx"; do
+        # shellcheck disable=SC2086  # the setting is three words: VAR EVEN ODD
+        run_job "agree_test np=$np: ${setting%% *} differs" "$np" 120 "" \
+            tests/mp/agree_test --init $setting
+    done
+done
+# UCOLL_CHECK=1: every field mismatching in turn in every form, then exact results
+for np in 2 3 5; do
+    run_job "agree_test --check np=$np" "$np" 300 "" tests/mp/agree_test --check --expect-size "$np"
+done
 run_job "stress np=8: $stress_ops calls" 8 1200 "" \
     tests/mp/stress_test --expect-size 8 --ops "$stress_ops" --warmup-ops "$stress_warm" \
     "${MP_ALGS[@]}"

@@ -152,9 +152,15 @@ int tp_shm_segment(void)
 }
 
 /* the published blob: process id (8 bytes), machine identity hash (8), on-host segment
- * descriptor (4, -1: no channel), then for each context a 4-byte length (0: none) and its
- * worker address */
-enum { BLOB_PID = 0, BLOB_MACHINE = 8, BLOB_FD = 16, BLOB_ADDRS = 20 };
+ * descriptor (4, -1: no channel), UCOLL_FAILURE_DETECTION (4: it decides which context a peer
+ * is reached through, so a rank set otherwise is refused by name), then for each context a
+ * 4-byte length (0: none) and its worker address */
+enum { BLOB_PID = 0, BLOB_MACHINE = 8, BLOB_FD = 16, BLOB_MODE = 20, BLOB_ADDRS = 24 };
+
+static const char *mode_name(int32_t mode)
+{
+    return mode == TP_FAILURE_AUTO ? "auto" : mode == TP_FAILURE_UCX ? "ucx" : "timeout";
+}
 
 ucoll_status_t tp_create(int rank, int nranks, const int *local_ranks, int nlocal, uint64_t machine,
                          int shm_fd, tp_yield_mode_t yield_mode, tp_failure_mode_t mode,
@@ -213,6 +219,8 @@ ucoll_status_t tp_create(int rank, int nranks, const int *local_ranks, int nloca
     memcpy(tp->address + BLOB_PID, &pid, sizeof(pid));
     memcpy(tp->address + BLOB_MACHINE, &machine, sizeof(machine));
     memcpy(tp->address + BLOB_FD, &fd, sizeof(fd));
+    int32_t mode32 = (int32_t)mode;
+    memcpy(tp->address + BLOB_MODE, &mode32, sizeof(mode32));
     unsigned char *p = tp->address + BLOB_ADDRS;
     for (int c = 0; c < TP_NCTX; c++) {
         put_len(p, tp->ucp[c].address_len);
@@ -297,6 +305,17 @@ __attribute__((noinline, cold)) static ucoll_status_t peer_connect(tp_ctx_t *tp,
     if (st != UCOLL_OK) {
         fprintf(stderr, "ucoll: rank %d cannot look up the address of rank %d\n", tp->rank, i);
         return peer->connect_status = st;
+    }
+    int32_t peer_mode = (int32_t)tp->mode;
+    if (len >= BLOB_ADDRS)
+        memcpy(&peer_mode, (const char *)blob + BLOB_MODE, sizeof(peer_mode));
+    if (peer_mode != (int32_t)tp->mode) {
+        fprintf(stderr,
+                "ucoll: UCOLL_FAILURE_DETECTION differs between ranks (\"%s\" on rank %d, "
+                "\"%s\" on rank %d): set it the same on every rank\n",
+                mode_name((int32_t)tp->mode), tp->rank, mode_name(peer_mode), i);
+        free(blob);
+        return peer->connect_status = UCOLL_ERR_INVALID_ARG;
     }
     const void *addr = peer_address(blob, len, peer->ctx);
     if (addr == NULL || tp->ucp[peer->ctx].worker == NULL) {

@@ -128,6 +128,8 @@ static const char *st_name(ucoll_status_t st)
         return "ERR_TRUNCATED";
     case UCOLL_ERR_STATE:
         return "ERR_STATE";
+    case UCOLL_ERR_MISMATCH:
+        return "ERR_MISMATCH";
     }
     return "UNKNOWN";
 }

@@ -4,8 +4,8 @@
  * and the value. One process, no launcher: ucoll_init_oob with a 1-rank allgather (a copy), so
  * that init can be tried again after each refusal. Refused: NaN, infinity where no limit is
  * meant, negative numbers, trailing or leading junk, numbers that overflow (a 20-digit size),
- * an unknown algorithm name. Accepted at the end: UCOLL_TIMEOUT=inf with small sizes, and a
- * collective runs with them.
+ * an unknown algorithm name, a UCOLL_CHECK other than 0 or 1. Accepted at the end:
+ * UCOLL_TIMEOUT=inf with small sizes and UCOLL_CHECK=1, and a collective runs with them.
  * Output: FAIL lines, then "config_test: C checks, F failed; verdict: PASS|FAIL".
  */
 #include <ucoll.h>
@@ -102,6 +102,9 @@ int main(void)
         {"UCOLL_ALLREDUCE_RHRD_MIN", "-1"},
         {"UCOLL_EXSCAN_ALG", "no-such-algorithm"},
         {"UCOLL_BCAST_ALG", "no-such-algorithm"},
+        {"UCOLL_CHECK", "2"},
+        {"UCOLL_CHECK", "yes"},
+        {"UCOLL_CHECK", "1 "},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         refused(bad[i].var, bad[i].value);
@@ -111,6 +114,7 @@ int main(void)
     setenv("UCOLL_SEGMENT_SIZE", "1000", 1);
     setenv("UCOLL_ALPHA_US", "1.5", 1);
     setenv("UCOLL_BETA_NS_PER_BYTE", "0.25", 1);
+    setenv("UCOLL_CHECK", "1", 1); /* one rank: nothing to compare, the call runs as usual */
     char msg[4096];
     ucoll_comm_t *w = NULL;
     ucoll_status_t st = init_capturing(&w, msg, sizeof(msg));

@@ -432,6 +432,8 @@ static const char *status_name(ucoll_status_t st)
         return "UCOLL_ERR_TRUNCATED";
     case UCOLL_ERR_STATE:
         return "UCOLL_ERR_STATE";
+    case UCOLL_ERR_MISMATCH:
+        return "UCOLL_ERR_MISMATCH";
     }
     return "UNKNOWN";
 }

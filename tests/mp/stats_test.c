@@ -12,10 +12,15 @@
  *     at most 4096 bytes, and rings == the distinct peers they went to.
  * The collectives are chosen so that no rank talks to every other one (checked): a library
  * that connects every peer at init (endpoints == p - 1) fails.
- * Init runs no collective of its own: the test sets the cost model's figures (UCOLL_ALPHA_US,
- * UCOLL_BETA_NS_PER_BYTE, UCOLL_GAMMA_NS_PER_BYTE), and uses no auto selection. Run under mpirun
- * (np 8 and 16 in tests/run-tests.sh); exits 0 when every check holds.
+ * Init runs one collective of its own, the comparison of the settings that must agree across
+ * ranks (src/agree.h: an allreduce of AGREE_ALG), and no measurement: the test sets the cost
+ * model's figures (UCOLL_ALPHA_US, UCOLL_BETA_NS_PER_BYTE, UCOLL_GAMMA_NS_PER_BYTE), and uses no
+ * auto selection. With UCOLL_CHECK=1 in the environment every collective (finalize's barrier
+ * included) is preceded by its comparison, another such allreduce, and the test expects those
+ * too; without it, no message beyond the schedules. Run under mpirun (np 8 and 16 in
+ * tests/run-tests.sh); exits 0 when every check holds.
  */
+#include "agree.h"
 #include "alg/alg.h"
 #include "ucoll.h"
 
@@ -104,8 +109,8 @@ typedef struct {
 } expect_t;
 
 /* adds this rank's schedule of one call (as src/coll.c builds it) to what it expects */
-static int add_schedule(expect_t *e, ucoll_coll_t coll, const char *name, size_t count, int root,
-                        int rank, int p)
+static int add_schedule(expect_t *e, ucoll_coll_t coll, const char *name, size_t count,
+                        size_t elem_size, int root, int rank, int p)
 {
     int param = 0;
     const alg_desc_t *alg = alg_lookup(coll, name, &param);
@@ -117,7 +122,7 @@ static int add_schedule(expect_t *e, ucoll_coll_t coll, const char *name, size_t
     a.size = p;
     a.root = coll == UCOLL_COLL_REDUCE || coll == UCOLL_COLL_BCAST ? root : 0;
     a.count = coll == UCOLL_COLL_BARRIER ? 0 : count;
-    a.elem_size = coll == UCOLL_COLL_BARRIER ? 1 : sizeof(int32_t);
+    a.elem_size = coll == UCOLL_COLL_BARRIER ? 1 : elem_size;
     a.param = param;
     a.commutative = 1;
     sched_t s;
@@ -196,6 +201,12 @@ int main(void)
     expect_t e = {calloc((size_t)p, 1), calloc((size_t)p, 1), 0, 0};
     if (e.peer == NULL || e.ring_peer == NULL)
         return 1;
+    const char *check_env = getenv("UCOLL_CHECK");
+    const int checked = check_env != NULL && strcmp(check_env, "1") == 0 && p > 1;
+    /* init's comparison of the settings */
+    check(p == 1 || add_schedule(&e, UCOLL_COLL_ALLREDUCE, AGREE_ALG, AGREE_SETTINGS_WORDS,
+                                 sizeof(uint64_t), 0, rank, p) == 0,
+          rank, "init agreement schedule");
     for (size_t i = 0; i < NCALLS; i++) {
         const call_t *c = &calls[i];
         const int root = ((c->root % p) + p) % p;
@@ -205,15 +216,21 @@ int main(void)
                    c->alg, ucoll_strerror(st));
             return 1;
         }
-        check(add_schedule(&e, c->coll, c->alg, c->count, root, rank, p) == 0, rank,
-              "schedule builds");
+        check(add_schedule(&e, c->coll, c->alg, c->count, sizeof(int32_t), root, rank, p) == 0,
+              rank, "schedule builds");
+        check(!checked || add_schedule(&e, UCOLL_COLL_ALLREDUCE, AGREE_ALG, AGREE_CHECK_WORDS,
+                                       sizeof(uint64_t), 0, rank, p) == 0,
+              rank, "UCOLL_CHECK agreement schedule");
     }
     /* finalize's barrier: auto on a comm of all ranks; the registry has one barrier */
     size_t nbarrier = 0;
     const alg_desc_t *barriers = alg_list(UCOLL_COLL_BARRIER, &nbarrier);
     check(nbarrier == 1, rank, "one barrier algorithm, the one finalize runs");
-    check(add_schedule(&e, UCOLL_COLL_BARRIER, barriers[0].name, 0, 0, rank, p) == 0, rank,
+    check(add_schedule(&e, UCOLL_COLL_BARRIER, barriers[0].name, 0, 1, 0, rank, p) == 0, rank,
           "finalize barrier schedule");
+    check(!checked || add_schedule(&e, UCOLL_COLL_ALLREDUCE, AGREE_ALG, AGREE_CHECK_WORDS,
+                                   sizeof(uint64_t), 0, rank, p) == 0,
+          rank, "finalize barrier's UCOLL_CHECK agreement schedule");
     unsigned long long npeers = 0, nring = 0;
     for (int i = 0; i < p; i++) {
         npeers += e.peer[i];

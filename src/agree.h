@@ -1,0 +1,16 @@
+/*
+ * What the agreements among ranks (agree.c) send, for tests that count messages: every
+ * agreement is one allreduce of this algorithm over 64-bit words, unsegmented.
+ */
+#ifndef UCOLL_AGREE_H
+#define UCOLL_AGREE_H
+
+#define AGREE_ALG "recursive-doubling"
+/* init: one (value, ~value) pair per setting compared (the UCOLL_<COLL>_ALG ones, then
+ * segment size, the two rhrd thresholds, alpha, beta, gamma and UCOLL_CHECK) */
+#define AGREE_SETTINGS_WORDS (2 * (UCOLL_NCOLLS + 7))
+/* UCOLL_CHECK: one pair per compared field of a collective */
+#define AGREE_CHECK_FIELDS 6
+#define AGREE_CHECK_WORDS (2 * AGREE_CHECK_FIELDS)
+
+#endif
