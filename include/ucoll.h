@@ -41,6 +41,11 @@
  * its memory in a zero-copy rendezvous (CMA), cannot happen: ranks on the same host talk
  * through a UCP context of their own that uses no rendezvous. Setting UCX_RNDV_THRESH brings
  * rendezvous (and the risk) back there.
+ * - ucoll_init compares across ranks the UCOLL_* settings that change what a rank sends (the
+ *   UCOLL_<COLL>_ALG ones, UCOLL_SEGMENT_SIZE, the auto thresholds, UCOLL_ALPHA_US,
+ *   UCOLL_BETA_NS_PER_BYTE, UCOLL_GAMMA_NS_PER_BYTE, UCOLL_CHECK; UCOLL_FAILURE_DETECTION when
+ *   connecting): any that differ are named on stderr on every rank, and every rank's
+ *   ucoll_init returns UCOLL_ERR_INVALID_ARG.
  * - UCOLL_ERR_INVALID_ARG, found on the calling rank before anything is sent: NULL buffers
  *   with count > 0 (a reduce's recvbuf may be NULL off the root), UCOLL_IN_PLACE without a
  *   recvbuf, an unknown dtype or op (a freed user op included), a bitwise or logical op on
@@ -80,6 +85,12 @@
  *       different counts or dtypes. The rank that receives it reports it; ranks that depend
  *       on that rank time out (UCOLL_TIMEOUT), and ranks that got all they needed return
  *       UCOLL_OK. Nothing is ever written outside a buffer's count.
+ *   UCOLL_ERR_MISMATCH  only with UCOLL_CHECK=1 (environment, the same on every rank): each
+ *       collective first compares its kind, count, dtype, op, root and algorithm across the
+ *       ranks in one small allreduce of its own (nonblocking and persistent calls too, without
+ *       blocking in ucoll_i* or ucoll_start). If any differ, every rank gets this status and a
+ *       line on stderr naming the field; the collective sent nothing and wrote no buffer, and
+ *       the communicator stays usable. Unset, there is no comparison and no extra message.
  *   UCOLL_ERR_TRANSPORT, UCOLL_ERR_NO_MEMORY  any other UCX failure; memory.
  *   After any of these, recvbuf holds undefined data within its count (sendbuf is never
  *   written), and other ranks may see another error or success. A failed call returns only
