@@ -376,10 +376,11 @@ UCOLL_EXPORT ucoll_status_t ucoll_comm_split(ucoll_comm_t *comm, int color, int 
     while (id < UCOLL_MAX_COMMS && (used[id / 64] >> (id % 64) & 1))
         id++;
     if (id >= UCOLL_MAX_COMMS) { /* every rank of comm sees the same bitmap: all fail */
-        fprintf(stderr,
-                "ucoll: ucoll_comm_split: all %d communicator ids are taken on some rank of the "
-                "parent (live communicators, and failed ones until ucoll_finalize)\n",
-                UCOLL_MAX_COMMS - 2);
+        if (comm->rank == 0)
+            fprintf(stderr,
+                    "ucoll: ucoll_comm_split: all %d ids for split communicators are "
+                    "taken (failed ones stay taken until ucoll_finalize)\n",
+                    UCOLL_MAX_COMMS - 2);
         st = UCOLL_ERR_NOT_SUPPORTED;
         goto out;
     }

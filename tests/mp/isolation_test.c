@@ -16,7 +16,9 @@
  *      waited in reverse order; then 4095 in flight: a further start (nonblocking, persistent,
  *      blocking) gives UCOLL_ERR_STATE and writes no request; the 4095 then complete exactly
  *      and world keeps working.
- * --phases late,truncated,many,inflight picks steps 1, 2, 3, 4 (default: all); only with
+ *   5. --phases ...,ids: splits of world until the 4094 comm ids for splits run out (the one of
+ *      the failed comms is still taken): UCOLL_ERR_NOT_SUPPORTED, then all freed, a split works.
+ * --phases late,truncated,many,inflight,ids picks steps 1 to 5 (default: all); only with
  * step 1 do ranks 0 and 2 run with UCOLL_TIMEOUT=1 (the others with the caller's setting).
  * --stale-wrap N (not in the suite: it shows the sequence wrap of an older tag layout): after
  * step 1 the P ranks go on with N allreduces on P if the library lets them, each checked.
@@ -265,6 +267,34 @@ static void limit(ucoll_comm_t *c)
     free(req);
 }
 
+/* splits of world until the comm ids run out: 4094 ids for splits, less those still taken
+ * (`taken`: revoked ones of this job so far, held until finalize); the next split gives
+ * UCOLL_ERR_NOT_SUPPORTED on every rank, and once they are freed a split works again */
+static void ids(ucoll_comm_t *w, int taken)
+{
+    enum { SPLIT_IDS = 4094 };
+    ucoll_comm_t **c = calloc(SPLIT_IDS, sizeof(*c));
+    int n = 0;
+    ucoll_status_t st = UCOLL_OK;
+    while (n < SPLIT_IDS && (st = ucoll_comm_split(w, 0, g_rank, &c[n])) == UCOLL_OK)
+        n++;
+    expect_value("splits before the ids ran out", 0, n, SPLIT_IDS - taken);
+    expect_status("the split after the ids ran out", n, st, UCOLL_ERR_NOT_SUPPORTED);
+    int64_t in = 1, out = -1;
+    if (n > 0) {
+        expect_status("allreduce on the last split", n,
+                      ucoll_allreduce(c[n - 1], &in, &out, 1, UCOLL_INT64, UCOLL_OP_SUM), UCOLL_OK);
+        expect_value("allreduce on the last split", n, out, ucoll_comm_size(w));
+    }
+    for (int i = 0; i < n; i++)
+        expect_status("free of a split", i, ucoll_comm_free(c[i]), UCOLL_OK);
+    ucoll_comm_t *again = NULL;
+    expect_status("split after freeing them", 0, ucoll_comm_split(w, 0, g_rank, &again), UCOLL_OK);
+    if (again != NULL)
+        ucoll_comm_free(again);
+    free(c);
+}
+
 static void stale_wrap(ucoll_comm_t *w, ucoll_comm_t *p, int prank, long n)
 {
     /* rank 0 of P finds out whether P still runs collectives, and tells its partner */
@@ -301,7 +331,7 @@ int main(int argc, char **argv)
 {
     int expect_size = -1;
     long collectives = 10000, nflight = 1000, wrap = 0;
-    const char *phases = "late,truncated,many,inflight";
+    const char *phases = "late,truncated,many,inflight,ids";
     for (int i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--expect-size") == 0)
             expect_size = atoi(argv[i + 1]);
@@ -371,6 +401,8 @@ int main(int argc, char **argv)
         free(order);
         limit(w);
     }
+    if (wrap == 0 && strstr(phases, "ids") != NULL)
+        ids(w, late + (strstr(phases, "truncated") != NULL)); /* P's id, T's id */
     st = ucoll_finalize(w);
     expect_status("finalize", 0, st, UCOLL_OK);
     printf("isolation_test rank %d: verdict: %s (%d failures)\n", g_rank,
