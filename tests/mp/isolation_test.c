@@ -18,8 +18,10 @@
  *      and world keeps working.
  *   5. --phases ...,ids: splits of world until the 4094 comm ids for splits run out (the one of
  *      the failed comms is still taken): UCOLL_ERR_NOT_SUPPORTED, then all freed, a split works.
- * --phases late,truncated,many,inflight,ids picks steps 1 to 5 (default: all); only with
- * step 1 do ranks 0 and 2 run with UCOLL_TIMEOUT=1 (the others with the caller's setting).
+ * --phases late,truncated,many,inflight,ids picks steps 1 to 5 (default: all but late). With
+ * step 1 ranks 0 and 2 run with UCOLL_TIMEOUT=1 (the others with the caller's setting), too
+ * short for 3 and 4 on a loaded machine (4095 requests in flight wait their turn inside ucoll):
+ * late goes with truncated only.
  * --stale-wrap N (not in the suite: it shows the sequence wrap of an older tag layout): after
  * step 1 the P ranks go on with N allreduces on P if the library lets them, each checked.
  * Usage: isolation_test --expect-size 4 [--phases LIST] [--collectives K] [--inflight M]
@@ -331,7 +333,7 @@ int main(int argc, char **argv)
 {
     int expect_size = -1;
     long collectives = 10000, nflight = 1000, wrap = 0;
-    const char *phases = "late,truncated,many,inflight,ids";
+    const char *phases = "truncated,many,inflight,ids";
     for (int i = 1; i + 1 < argc; i += 2) {
         if (strcmp(argv[i], "--expect-size") == 0)
             expect_size = atoi(argv[i + 1]);
@@ -351,6 +353,11 @@ int main(int argc, char **argv)
         return 2;
     }
     const int late = strstr(phases, "late") != NULL || wrap > 0;
+    if (late && (strstr(phases, "many") != NULL || strstr(phases, "inflight") != NULL)) {
+        fprintf(stderr, "isolation_test: late runs ranks 0 and 2 with UCOLL_TIMEOUT=1, too short "
+                        "for many or inflight under load: launch those separately\n");
+        return 2;
+    }
     if (late && atoi(pmix_rank) % 2 == 0) /* rank 0 of P gives up; its partner waits longer */
         setenv("UCOLL_TIMEOUT", "1", 1);
     ucoll_comm_t *w;
