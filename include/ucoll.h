@@ -35,7 +35,7 @@
  *   that input unchanged, as in MPI.
  *
  * Errors. Every call reports through its status; ucoll itself never aborts or exits, and prints
- * (to stderr) only when ucoll_init meets a bad UCOLL_* or UCX setting. UCX aborts a process on
+ * (to stderr) only for bad UCOLL_* or UCX settings at init and at Limits. UCX aborts a process on
  * an error of an endpoint without UCX error handling (the default for peers on the same host,
  * which use shared memory). The one such error known, a peer dying while this process reads
  * its memory in a zero-copy rendezvous (CMA), cannot happen: ranks on the same host talk
@@ -97,12 +97,27 @@
  *   once the messages it sent have left its buffers, waiting up to 2 s more for a live peer
  *   that has not taken them yet; if a peer takes longer (it is stopped, or computes for
  *   seconds without calling ucoll), UCX may still read the failed call's buffers later, so
- *   keep them until that peer has called ucoll again (or until ucoll_finalize). After TIMED_OUT or
- * TRUNCATED every rank still made the call, so the communicator stays usable once every rank has
- * left the failed collective (a rank entering the next one more than UCOLL_TIMEOUT after the others
- * makes them time out there too). After PEER_FAILED no collective on a communicator that contains
- * the dead rank can complete; ucoll_finalize still returns promptly (with the error) and releases
- * everything, so every surviving rank should call it, then exit.
+ *   keep them until that peer has called ucoll again (or until ucoll_finalize).
+ *   A collective that failed after it could have sent (PEER_FAILED, TIMED_OUT, TRUNCATED,
+ *   TRANSPORT, NO_MEMORY while running) REVOKES its communicator on the rank that saw the error,
+ *   world included: every later collective, ucoll_start and ucoll_comm_split on it there returns
+ *   UCOLL_ERR_STATE and sends nothing; ucoll_comm_free, ucoll_comm_rank/size and the requests
+ *   already in flight on it (they finish or fail as they would) still work. Its late messages may
+ *   still arrive, so its communicator id is not reused by any communicator containing that rank
+ *   until ucoll_finalize. Ranks that did not see the error go on; their next collective with the
+ *   revoked rank fails (UCOLL_TIMEOUT) or, without a timeout, waits forever. After PEER_FAILED no
+ *   collective on a communicator that contains the dead rank can complete; ucoll_finalize still
+ *   returns promptly (with the error) and releases everything, so every surviving rank should call
+ *   it, then exit.
+ * - Limits (from the 64-bit message tag): at most 4094 communicators from ucoll_comm_split live at
+ *   a time besides world, revoked ones counted until ucoll_finalize (beyond: ucoll_comm_split
+ *   returns UCOLL_ERR_NOT_SUPPORTED on every rank, with a line on stderr); at most 131072 ranks
+ *   (ucoll_init returns UCOLL_ERR_NOT_SUPPORTED); at most 255 rounds in a schedule (e.g. `linear`
+ *   on more than 256 ranks: UCOLL_ERR_NOT_SUPPORTED at the call or *_init). A rank refuses to start
+ *   a collective (UCOLL_ERR_STATE, nothing sent) while 4095 earlier ones on the same communicator
+ *   are active on it, and revokes that communicator (as above: other ranks may have started the
+ *   call, and their messages of it must never be taken by a later one); the requests in flight
+ *   on it still complete.
  * - Launchers: Open MPI's mpirun ends the whole job when a rank dies by a signal unless run
  *   with --enable-recovery; with it the survivors get PEER_FAILED and mpirun ends when they
  *   have exited.

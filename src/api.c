@@ -103,6 +103,13 @@ static ucoll_status_t init_common(bootstrap_t *bs, ucoll_comm_t **world)
     ctx->bs = bs;
     if ((st = config_read(&ctx->cfg)) != UCOLL_OK)
         goto fail;
+    if (bs->size > UCOLL_MAX_RANKS) { /* the tag's sender field (tag.h) */
+        if (bs->rank == 0)
+            fprintf(stderr, "ucoll: a job of %d ranks: at most %d are supported\n", bs->size,
+                    UCOLL_MAX_RANKS);
+        st = UCOLL_ERR_NOT_SUPPORTED;
+        goto fail;
+    }
     if ((st = bs->local_ranks(bs, &local_ranks, &nlocal)) != UCOLL_OK)
         goto fail;
     if (ctx->cfg.shm && ctx->cfg.failure == TP_FAILURE_AUTO && nlocal > 1)
@@ -334,6 +341,8 @@ UCOLL_EXPORT ucoll_status_t ucoll_comm_split(ucoll_comm_t *comm, int color, int 
         return UCOLL_ERR_STATE;
     if (comm->magic != COMM_MAGIC)
         return UCOLL_ERR_INVALID_ARG;
+    if (comm->revoked)
+        return UCOLL_ERR_STATE;
     ucoll_ctx_t *ctx = comm->ctx;
     const int p = comm->size;
     /* gather (color, key) of every rank: an allreduce-sum of zeros with each rank's own slot
@@ -369,8 +378,13 @@ UCOLL_EXPORT ucoll_status_t ucoll_comm_split(ucoll_comm_t *comm, int color, int 
     uint32_t id = 0;
     while (id < UCOLL_MAX_COMMS && (used[id / 64] >> (id % 64) & 1))
         id++;
-    if (id >= UCOLL_MAX_COMMS) {
-        st = UCOLL_ERR_NO_MEMORY; /* the tag has room for 4095 live communicators */
+    if (id >= UCOLL_MAX_COMMS) { /* every rank of comm sees the same bitmap: all fail */
+        if (comm->rank == 0)
+            fprintf(stderr,
+                    "ucoll: ucoll_comm_split: all %d ids for split communicators are "
+                    "taken (failed ones stay taken until ucoll_finalize)\n",
+                    UCOLL_MAX_COMMS - 2);
+        st = UCOLL_ERR_NOT_SUPPORTED;
         goto out;
     }
     if (color < 0) {
@@ -411,7 +425,8 @@ UCOLL_EXPORT ucoll_status_t ucoll_comm_free(ucoll_comm_t *comm)
         if (r->comm == comm)
             return UCOLL_ERR_STATE; /* collectives still running on it */
     ucoll_ctx_t *ctx = comm->ctx;
-    ctx->comm_ids_used[comm->id / 64] &= ~(UINT64_C(1) << (comm->id % 64));
+    if (!comm->revoked) /* a revoked one's late messages may still come: its id stays taken */
+        ctx->comm_ids_used[comm->id / 64] &= ~(UINT64_C(1) << (comm->id % 64));
     comm_kill(comm);
     /* off the live list, onto the end of the freed ones */
     ucoll_comm_t **p = &ctx->comms;

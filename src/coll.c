@@ -158,8 +158,8 @@ static ucoll_status_t run_blocking(ucoll_comm_t *comm, const coll_args_t *a)
     if (guard_check() != UCOLL_OK)
         return UCOLL_ERR_STATE;
     ucoll_status_t st = check_args(comm, a);
-    if (st != UCOLL_OK)
-        return st;
+    if (st != UCOLL_OK || (st = exec_may_start(comm)) != UCOLL_OK)
+        return st; /* (before progress could make ranks disagree about the window) */
     if (comm->ctx->active != NULL)
         ctx_progress(comm->ctx); /* let outstanding nonblocking collectives move */
     if (trivially_done(comm, a)) {
@@ -191,6 +191,8 @@ static ucoll_status_t new_request(ucoll_comm_t *comm, const coll_args_t *a, int 
     ucoll_status_t st = check_args(comm, a);
     if (st != UCOLL_OK)
         return st;
+    if (comm->revoked || (!persistent && (st = exec_may_start(comm)) != UCOLL_OK))
+        return UCOLL_ERR_STATE;
     const alg_desc_t *alg;
     int param;
     if ((st = select_algorithm(comm, a->coll, a->op, a->dtype, a->count, &alg, &param)) != 0)
@@ -382,6 +384,8 @@ UCOLL_EXPORT ucoll_status_t ucoll_start(ucoll_request_t *req)
         return st;
     if (!req->persistent || req->active)
         return UCOLL_ERR_STATE;
+    if ((st = exec_may_start(req->comm)) != UCOLL_OK)
+        return st;
     if (req->count == 0 && req->coll != UCOLL_COLL_BARRIER && !comm_checks(req->comm)) {
         req->comm->seq++;
         req->status = UCOLL_OK;

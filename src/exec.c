@@ -4,8 +4,8 @@
  * nonblocking and persistent collectives are the same code: blocking calls wait, the others
  * are advanced by ucoll_test/ucoll_wait and by every other ucoll call (ctx_progress).
  *
- * Each round's message carries the tag (comm id, collective sequence number, round, segment),
- * unique for every message of every outstanding collective. A round with at most 8 KiB to
+ * Each round's message carries the tag (comm id, sender, collective sequence number, round,
+ * segment; tag.h says why no collective takes another one's message). A round with at most 8 KiB to
  * receive sends first (its send is the critical path: back-to-back np=2 allreduce and barrier
  * 12 % faster), a larger one posts its receive first (so that the data lands in place rather
  * than in UCX's unexpected-message buffers). Scratch buffers are registered chunks from the
@@ -90,6 +90,10 @@ ucoll_status_t exec_register_user_buffers(ucoll_request_t *req)
 
 static void unlink_active(ucoll_request_t *req)
 {
+    ucoll_comm_t *comm = req->comm;
+    *(req->comm_prev != NULL ? &req->comm_prev->comm_next : &comm->oldest) = req->comm_next;
+    *(req->comm_next != NULL ? &req->comm_next->comm_prev : &comm->newest) = req->comm_prev;
+    req->comm_prev = req->comm_next = NULL;
     ucoll_request_t **p = &req->comm->ctx->active;
     while (*p != NULL && *p != req)
         p = &(*p)->next_active;
@@ -136,6 +140,8 @@ ucoll_status_t exec_prepare(ucoll_request_t *req)
         sched_clear(&req->sched);
         if (req->alg->build(&req->sched, &req->sched_args) != 0)
             return req->sched.failed ? UCOLL_ERR_NO_MEMORY : UCOLL_ERR_INVALID_ARG;
+        if (req->sched.nrounds > UCOLL_MAX_ROUNDS)
+            return UCOLL_ERR_NOT_SUPPORTED; /* the tag's round field (tag.h) */
         req->sched_valid = 1;
     }
     for (int b = SCHED_FIRST_SCRATCH; b < SCHED_NBUFS; b++)
@@ -179,6 +185,19 @@ static void credit_time_outside(ucoll_ctx_t *ctx)
     ctx->last_pass = t;
 }
 
+ucoll_status_t exec_may_start(ucoll_comm_t *comm)
+{
+    if (comm->revoked)
+        return UCOLL_ERR_STATE;
+    if (comm->oldest != NULL && comm->seq - comm->oldest->seq >= UCOLL_SEQ_WINDOW) {
+        /* other ranks may have accepted this call (the window is local): their messages of it
+         * would sit here unmatched, so the comm is revoked and its id never reused */
+        comm->revoked = 1;
+        return UCOLL_ERR_STATE;
+    }
+    return UCOLL_OK;
+}
+
 ucoll_status_t exec_start(ucoll_request_t *req)
 {
     ucoll_comm_t *comm = req->comm;
@@ -187,7 +206,7 @@ ucoll_status_t exec_start(ucoll_request_t *req)
     /* a call with nothing to send runs only its UCOLL_CHECK comparison */
     const int empty = req->coll != UCOLL_COLL_BARRIER && req->count == 0;
 
-    if (!empty && (st = exec_prepare(req)) != UCOLL_OK)
+    if ((st = exec_may_start(comm)) != UCOLL_OK || (!empty && (st = exec_prepare(req)) != UCOLL_OK))
         return st;
     for (int b = 0; b < SCHED_NBUFS; b++) {
         req->buf[b] = req->chunk[b] != NULL ? req->chunk[b]->addr : NULL;
@@ -216,6 +235,10 @@ ucoll_status_t exec_start(ucoll_request_t *req)
     req->deadline = ctx->cfg.timeout_s > 0 ? now_seconds() + ctx->cfg.timeout_s : 0;
     req->next_active = ctx->active;
     ctx->active = req;
+    req->comm_next = NULL;
+    req->comm_prev = comm->newest;
+    *(comm->newest != NULL ? &comm->newest->comm_next : &comm->oldest) = req;
+    comm->newest = req;
     return UCOLL_OK;
 }
 
@@ -231,7 +254,7 @@ static size_t segment_elems(const ucoll_request_t *req, size_t count)
     size_t seg = max_bytes / req->elem_size; /* < count: the message does not fit one */
     if (seg == 0)
         return count;
-    size_t fewest = (count + UCOLL_MAX_SEGMENTS - 1) / UCOLL_MAX_SEGMENTS; /* tag field */
+    size_t fewest = (count + UCOLL_MAX_SEGMENTS - 1) / UCOLL_MAX_SEGMENTS; /* tag.h */
     return seg < fewest ? fewest : seg;
 }
 
@@ -276,8 +299,8 @@ static void post_sends(ucoll_request_t *req, const sched_step_t *step, size_t ss
     ucoll_comm_t *comm = req->comm;
     const size_t esz = req->elem_size;
     for (size_t j = 0; j < req->nsend; j++) {
-        const uint64_t tag =
-            ucoll_tag(comm->id, req->seq, step->round, (uint32_t)j, j + 1 == req->nsend);
+        const uint64_t tag = ucoll_tag(comm->id, (uint32_t)comm->rank, req->seq, step->round,
+                                       (uint32_t)j, j + 1 == req->nsend);
         size_t off = j * sseg, n = step->send.count - off < sseg ? step->send.count - off : sseg;
         const void *addr = n ? (char *)region_addr(req, step->send) + off * esz : &empty_message;
         tp_isend(comm->ctx->tp, comm->world_rank[step->send_peer], addr, n * esz,
@@ -325,8 +348,8 @@ static ucoll_status_t post_round(ucoll_request_t *req, const sched_step_t *step)
     if (send_first)
         post_sends(req, step, sseg);
     for (size_t j = 0; j < req->nrecv; j++) {
-        const uint64_t tag =
-            ucoll_tag(comm->id, req->seq, step->round, (uint32_t)j, j + 1 == req->nrecv);
+        const uint64_t tag = ucoll_tag(comm->id, (uint32_t)step->recv_peer, req->seq, step->round,
+                                       (uint32_t)j, j + 1 == req->nrecv);
         size_t off = j * rseg, n = step->recv.count - off < rseg ? step->recv.count - off : rseg;
         void *addr = n ? (char *)region_addr(req, step->recv) + off * esz : &empty_message;
         tp_irecv(tp, comm->world_rank[step->recv_peer], addr, n * esz,
@@ -447,8 +470,11 @@ ucoll_status_t exec_advance(ucoll_request_t *req)
                 return st;
             int fused = req->fused;
             abandon_round(req); /* everything is done: frees the UCP requests */
-            if (st != UCOLL_OK)
+            if (st != UCOLL_OK) {
+                /* messages may have been sent or left unreceived: revoked (tag.h) */
+                req->comm->revoked = 1;
                 return finish(req, st);
+            }
             if (req->deadline > 0) /* a completed round is progress: the timeout starts anew */
                 req->deadline = now_seconds() + req->comm->ctx->cfg.timeout_s;
             if (fused)

@@ -12,6 +12,7 @@
 #include "dtype.h"
 #include "guard.h"
 #include "sched.h"
+#include "tag.h"
 #include "ucoll.h"
 
 #include <stdint.h>
@@ -20,26 +21,7 @@
 #define UCOLL_EXPORT __attribute__((visibility("default")))
 #endif
 
-/* tag layout: | comm id 12 | collective sequence number 20 | round 16 | last 1 | segment 15 |
- * "last" marks a message's final segment. Receives match with it masked out and then compare
- * it: ranks called with counts that differ by whole segments would otherwise match every
- * segment of the shorter message and see nothing wrong. */
-#define UCOLL_TAG_COMM_BITS 12
-#define UCOLL_TAG_SEQ_BITS 20
-#define UCOLL_TAG_ROUND_BITS 16
-#define UCOLL_TAG_SEG_BITS 16
-#define UCOLL_MAX_COMMS (1 << UCOLL_TAG_COMM_BITS)
-#define UCOLL_MAX_SEGMENTS 32767
-#define UCOLL_TAG_LAST_SEGMENT (UINT64_C(1) << 15)
 #define COMM_ID_WORDS (UCOLL_MAX_COMMS / 64)
-
-static inline uint64_t ucoll_tag(uint32_t comm_id, uint32_t seq, uint32_t round, uint32_t seg,
-                                 int last_seg)
-{
-    return ((uint64_t)comm_id << 52) | ((uint64_t)(seq & 0xFFFFFu) << 32) |
-           ((uint64_t)(round & 0xFFFFu) << 16) | (uint64_t)(seg & 0x7FFFu) |
-           (last_seg ? UCOLL_TAG_LAST_SEGMENT : 0);
-}
 
 /* configuration read from UCOLL_* environment variables at init (config.c) */
 typedef struct {
@@ -82,6 +64,9 @@ struct ucoll_comm {
     int *world_rank; /* comm rank -> transport peer */
     uint32_t id;     /* tag field */
     uint32_t seq;    /* next collective sequence number */
+    int revoked;     /* a collective failed here: no more on it, its id is never released */
+    /* active requests in start order: the oldest one bounds the next start (tag.h) */
+    struct ucoll_request *oldest, *newest;
     alg_choice_t alg[UCOLL_NCOLLS];
     /* requests of blocking calls, most recently used first, each keeping its schedule and
      * scratch: a program alternating collectives, roots or sizes rebuilds nothing */
@@ -142,7 +127,8 @@ struct ucoll_request {
     void *user_memh[SCHED_NBUFS]; /* persistent: the user's IN/OUT registered once */
     double deadline; /* UCOLL_TIMEOUT: moved on by progress and by time spent outside ucoll */
     struct ucoll_request *next_active;
-    struct ucoll_request *next_live; /* every request the user holds (coll.c) */
+    struct ucoll_request *comm_prev, *comm_next; /* the comm's active ones (oldest..newest) */
+    struct ucoll_request *next_live;             /* every request the user holds (coll.c) */
 };
 
 struct ucoll_ctx {
@@ -165,6 +151,9 @@ struct ucoll_ctx {
 /* executor (exec.c) */
 ucoll_status_t exec_prepare(ucoll_request_t *req);
 ucoll_status_t exec_start(ucoll_request_t *req);
+/* UCOLL_ERR_STATE if comm is revoked, or if a start now would come UCOLL_SEQ_WINDOW or more
+ * after its oldest active collective (that call then still takes its sequence number) */
+ucoll_status_t exec_may_start(ucoll_comm_t *comm);
 /* advances req as far as possible without blocking; OK, INPROGRESS or an error */
 ucoll_status_t exec_advance(ucoll_request_t *req);
 /* stops an active request after an error: cancels what is in flight, releases scratch */

@@ -446,6 +446,17 @@ run_job "fault: SIGKILL of a rank, np=6 as 2 hosts" none 500 "UCOLL_TEST_HOSTS=2
 for np in 3 4 5; do
     run_job "order_test np=$np" "$np" 240 "UCOLL_TIMEOUT=30" tests/mp/order_test --expect-size "$np"
 done
+# a collective takes only its own messages, through the rings and through UCX alone: late
+# messages of a TIMED_OUT one (ranks 0 and 2 run with UCOLL_TIMEOUT=1 there) and of a TRUNCATED
+# one; then, with the job's timeout, 10000 collectives on one comm (the sequence field wraps)
+# after a TRUNCATED on another, 2 x 1000 in flight, the limit of 4095 in flight, and splits until
+# the 4094 comm ids run out
+for shm in 1 0; do
+    run_job "isolation np=4 UCOLL_SHM=$shm: late messages" 4 120 "UCOLL_SHM=$shm" \
+        tests/mp/isolation_test --expect-size 4 --phases late,truncated
+    run_job "isolation np=4 UCOLL_SHM=$shm: wraps, in flight" 4 300 "UCOLL_SHM=$shm" \
+        tests/mp/isolation_test --expect-size 4 --phases truncated,many,inflight,ids
+done
 run_job "badinput np=4" 4 300 "UCOLL_TIMEOUT=3 UCOLL_TEST_SHM_COUNTS=1" tests/mp/badinput_test
 # its counts across the on-host channel's size limit need the channel in use
 shm_counts_check "badinput np=4" 4 some

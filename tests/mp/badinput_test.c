@@ -44,16 +44,17 @@
  *     for a rank that gave up): nothing else, and a rank that returns UCOLL_OK holds the right
  *     data for its count;
  *   - every call returns within UCOLL_TIMEOUT + 5 s, no rank writes outside its buffer (guard
- *     bytes), no send buffer changes, and the communicator is usable afterwards (every rank
- *     called the collective, so the ranks stay in step), once every rank has left the failed
- *     call (the test waits until UCOLL_TIMEOUT + 1 s after it started: a rank that enters a
- *     collective UCOLL_TIMEOUT late makes the others time out there).
+ *     bytes), no send buffer changes; each runs on a split of world of its own, which is then
+ *     revoked (UCOLL_ERR_STATE) on every rank whose call failed and is freed, and a new split
+ *     and world work, once every rank has left the failed call (the test waits until
+ *     UCOLL_TIMEOUT + 1 s after it started).
  *   The statuses are exchanged with an allreduce, so every rank checks all of them.
  *
  * A late rank: one rank enters a bcast (as its root) or an allreduce UCOLL_TIMEOUT + 1 s after
- * the others. The others must get UCOLL_ERR_TIMED_OUT within UCOLL_TIMEOUT + 5 s; once the
- * late rank has come and gone, nothing it sent may land in any buffer of theirs (every byte
- * of recvbuf stays as the call left it) and the next collectives must be right.
+ * the others (on a split of its own, as above). The others must get UCOLL_ERR_TIMED_OUT within
+ * UCOLL_TIMEOUT + 5 s; once the late rank has come and gone, nothing it sent may land in any
+ * buffer of theirs (every byte of recvbuf stays as the call left it) and the next collectives
+ * (on a new split and on world) must be right.
  *
  * After ucoll_finalize: every call with the finalized communicator gives UCOLL_ERR_STATE
  * (collectives, nonblocking, persistent, split, free, set_algorithm, a second finalize), rank
@@ -303,6 +304,32 @@ static void usable(ucoll_comm_t *c, const char *after)
         }
     }
     expect(name, ucoll_barrier(c), UCOLL_OK);
+}
+
+/* A failed collective revokes its communicator on the ranks that saw the error, so the
+ * mismatched and late calls run on a split of world of their own: afterwards it gives
+ * UCOLL_ERR_STATE on every rank whose call failed, is freed, and a new split of world and
+ * world itself must work (no late message of the failed call may reach them). */
+static ucoll_comm_t *failing_comm(ucoll_comm_t *w, const char *name)
+{
+    ucoll_comm_t *c = NULL;
+    expect(name, ucoll_comm_split(w, 0, g_rank, &c), UCOLL_OK);
+    return c;
+}
+
+static void retire_comm(ucoll_comm_t *w, ucoll_comm_t *c, ucoll_status_t st, const char *name)
+{
+    char what[300];
+    snprintf(what, sizeof(what), "%s: its communicator afterwards", name);
+    if (st != UCOLL_OK)
+        expect(what, ucoll_barrier(c), UCOLL_ERR_STATE);
+    expect(what, ucoll_comm_free(c), UCOLL_OK);
+    ucoll_comm_t *next = NULL;
+    if (expect(what, ucoll_comm_split(w, 0, g_rank, &next), UCOLL_OK)) {
+        usable(next, what);
+        expect(what, ucoll_comm_free(next), UCOLL_OK);
+    }
+    usable(w, name);
 }
 
 /* ---------------------------------------------------------------- the argument matrix */
@@ -900,6 +927,9 @@ static void mismatch(ucoll_comm_t *w, const char *what, ucoll_coll_t coll, size_
 {
     char name[256];
     snprintf(name, sizeof(name), "mismatched counts: %s", what);
+    ucoll_comm_t *c = failing_comm(w, name);
+    if (c == NULL)
+        return;
     gbuf_t sb, rb;
     gb_init(&sb, my_count * 4, 3);
     gb_init(&rb, my_count * 4, 4);
@@ -911,8 +941,8 @@ static void mismatch(ucoll_comm_t *w, const char *what, ucoll_coll_t coll, size_
     double t0 = now();
     ucoll_status_t st =
         coll == UCOLL_COLL_BCAST
-            ? ucoll_bcast(w, gb_ptr(&rb), my_count, UCOLL_INT32, 0)
-            : ucoll_allreduce(w, gb_ptr(&sb), gb_ptr(&rb), my_count, UCOLL_INT32, UCOLL_OP_BXOR);
+            ? ucoll_bcast(c, gb_ptr(&rb), my_count, UCOLL_INT32, 0)
+            : ucoll_allreduce(c, gb_ptr(&sb), gb_ptr(&rb), my_count, UCOLL_INT32, UCOLL_OP_BXOR);
     double took = now() - t0;
 
     n_checks++;
@@ -947,7 +977,7 @@ static void mismatch(ucoll_comm_t *w, const char *what, ucoll_coll_t coll, size_
         nanosleep(&ts, NULL);
     }
 
-    /* every rank's status, to every rank (the communicator must be usable again) */
+    /* every rank's status, to every rank (over world: the failed comm may be revoked) */
     int32_t *all = calloc((size_t)g_size, sizeof(*all)), *mine = calloc((size_t)g_size, 4);
     mine[g_rank] = (int32_t)st - 100; /* nonzero even for OK */
     if (expect("allreduce of the statuses",
@@ -979,7 +1009,7 @@ static void mismatch(ucoll_comm_t *w, const char *what, ucoll_coll_t coll, size_
     free(mine);
     gb_free(&sb);
     gb_free(&rb);
-    usable(w, name);
+    retire_comm(w, c, st, name);
 }
 
 static void test_mismatch(ucoll_comm_t *w)
@@ -1033,6 +1063,9 @@ static void late_rank(ucoll_comm_t *w, const char *what, ucoll_coll_t coll, size
 {
     char name[256];
     snprintf(name, sizeof(name), "a late rank: %s", what);
+    ucoll_comm_t *c = failing_comm(w, name);
+    if (c == NULL)
+        return;
     gbuf_t sb, rb;
     gb_init(&sb, count * 4, 5);
     gb_init(&rb, count * 4, 6);
@@ -1046,8 +1079,8 @@ static void late_rank(ucoll_comm_t *w, const char *what, ucoll_coll_t coll, size
         sleep_until(t0 + g_timeout + 1.0);
     ucoll_status_t st =
         coll == UCOLL_COLL_BCAST
-            ? ucoll_bcast(w, gb_ptr(&rb), count, UCOLL_INT32, late)
-            : ucoll_allreduce(w, gb_ptr(&sb), gb_ptr(&rb), count, UCOLL_INT32, UCOLL_OP_BXOR);
+            ? ucoll_bcast(c, gb_ptr(&rb), count, UCOLL_INT32, late)
+            : ucoll_allreduce(c, gb_ptr(&sb), gb_ptr(&rb), count, UCOLL_INT32, UCOLL_OP_BXOR);
     const double took = now() - t0;
     n_checks++;
     if (g_rank != late) {
@@ -1061,7 +1094,7 @@ static void late_rank(ucoll_comm_t *w, const char *what, ucoll_coll_t coll, size
     /* the late rank has left by t0 + 2 UCOLL_TIMEOUT + 1 s; then progress (usable()) delivers
      * whatever it sent */
     sleep_until(t0 + 2 * g_timeout + 2.0);
-    usable(w, name);
+    retire_comm(w, c, st, name);
     gb_check_unchanged(&rb, name, "recvbuf after the call returned");
     gb_check_unchanged(&sb, name, "sendbuf");
     gb_free(&sb);

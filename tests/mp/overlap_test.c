@@ -12,8 +12,9 @@
  * later still: the others must give up with UCOLL_ERR_TIMED_OUT (2 s after they entered; had
  * their 3 s outside been added to the timeout they would have waited for rank 0 and
  * succeeded). Rank 0 times out too, or, where all it needs was sent before the others gave up
- * (np = 2), completes with the right result. 13 s after the barrier every rank runs one more
- * allreduce, which must be right.
+ * (np = 2), completes with the right result. That allreduce runs on a split of world (C): a
+ * rank whose call timed out has C revoked (UCOLL_ERR_STATE). 13 s after the barrier every rank
+ * frees C and runs one more allreduce on world, which must be right.
  * Usage: overlap_test --expect-size N. Output: FAIL lines, then
  * "overlap np=N: C checks, F failed; verdict: PASS|FAIL" on rank 0. Exit 0 only without failure.
  */
@@ -134,6 +135,9 @@ int main(int argc, char **argv)
     check(ucoll_request_free(req) == UCOLL_OK, "request_free", 0, 0);
 
     /* a late rank 0: nothing of the others' 3 s outside ucoll extends their timeout */
+    ucoll_comm_t *c = NULL;
+    st = ucoll_comm_split(w, 0, g_rank, &c);
+    check(st == UCOLL_OK, "split of world for the late allreduce", st, UCOLL_OK);
     st = ucoll_barrier(w);
     check(st == UCOLL_OK, "barrier before the late allreduce", st, UCOLL_OK);
     const double t0 = now_s();
@@ -141,7 +145,8 @@ int main(int argc, char **argv)
     if (g_rank == 0)
         sleep_s(4);
     fill(in, out);
-    st = ucoll_allreduce(w, in, out, COUNT, UCOLL_INT64, UCOLL_OP_SUM);
+    st = ucoll_allreduce(c, in, out, COUNT, UCOLL_INT64, UCOLL_OP_SUM);
+    const ucoll_status_t late_st = st;
     if (g_rank != 0) {
         check(st == UCOLL_ERR_TIMED_OUT,
               "allreduce whose rank 0 comes 4 s late, after 3 s outside ucoll: status", st,
@@ -155,6 +160,13 @@ int main(int argc, char **argv)
     const double resync = t0 + 13 - now_s();
     if (resync > 0)
         sleep_s(resync);
+    if (late_st != UCOLL_OK) {
+        st = ucoll_barrier(c);
+        check(st == UCOLL_ERR_STATE, "barrier on the comm of the timed-out allreduce", st,
+              UCOLL_ERR_STATE);
+    }
+    st = ucoll_comm_free(c);
+    check(st == UCOLL_OK, "free of the comm of the timed-out allreduce", st, UCOLL_OK);
     fill(in, out);
     st = ucoll_allreduce(w, in, out, COUNT, UCOLL_INT64, UCOLL_OP_SUM);
     check(st == UCOLL_OK, "allreduce after the timed-out one", st, UCOLL_OK);

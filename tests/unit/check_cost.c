@@ -8,6 +8,7 @@
 #include "alg/alg.h"
 #include "alg/cost.h"
 #include "symbolic.h"
+#include "tag.h"
 
 #include <check.h>
 #include <stdlib.h>
@@ -375,6 +376,25 @@ END_TEST
 
 /* selection for a new comm (here: the sizes of a split of 16 ranks and of 65536) builds no
  * schedule; the counter it is judged by does count sched_figures' builds */
+/* auto's exscan never needs more rounds than the tag's round field names (UCOLL_MAX_ROUNDS:
+ * more is UCOLL_ERR_NOT_SUPPORTED), up to the largest job (UCOLL_MAX_RANKS), however costly
+ * the op: `linear`, p - 1 rounds, loses on its p - 2 chained (+) too */
+START_TEST(auto_fits_the_round_field)
+{
+    const int ps[] = {2, 255, 256, 257, 1000, 4096, 65537, UCOLL_MAX_RANKS};
+    const cost_params_t costs[] = {{1.0, 0.1, 0.0}, {1.0, 0.1, 50.0}, {0.01, 0.001, 1e6}};
+    const double sizes[] = {8, 1 << 20, 1 << 30};
+    for (size_t i = 0; i < sizeof(ps) / sizeof(ps[0]); i++)
+        for (size_t c = 0; c < sizeof(costs) / sizeof(costs[0]); c++)
+            for (size_t b = 0; b < sizeof(sizes) / sizeof(sizes[0]); b++) {
+                sched_figures_t fig;
+                const char *name = cost_auto_exscan(ps[i], sizes[b], &costs[c], &fig);
+                ck_assert_msg(fig.rounds <= UCOLL_MAX_ROUNDS, "p=%d: %s has %u rounds", ps[i], name,
+                              fig.rounds);
+            }
+}
+END_TEST
+
 START_TEST(selection_builds_no_schedule)
 {
     const cost_params_t cost = {1.0, 0.1, 5.0};
@@ -413,6 +433,7 @@ int main(void)
     tcase_add_test(tc, closed_forms_doubling_q);
     tcase_add_test(tc, closed_forms_against_symbolic_run);
     tcase_add_test(tc, selection_builds_no_schedule);
+    tcase_add_test(tc, auto_fits_the_round_field);
     suite_add_tcase(s, tc);
     /* about 60 M schedule builds: minutes on a loaded machine, so a wide timeout */
     TCase *sweep = tcase_create("closed forms, p <= 4096");
