@@ -89,7 +89,7 @@ static ucoll_status_t lookup_peer(void *arg, int peer, void **blob, size_t *len)
 /* init: which ranks share this host (PMIx tells; OOB: one allgather), the UCX contexts and the
  * on-host segment, then one publication of this rank's blob (worker addresses, process id,
  * segment). No peer is connected here: the router connects each on its first use. */
-static ucoll_status_t init_common(bootstrap_t *bs, ucoll_comm_t **world)
+static ucoll_status_t init_common(bootstrap_t *bs, ucoll_thread_level_t level, ucoll_comm_t **world)
 {
     ucoll_ctx_t *ctx = calloc(1, sizeof(*ctx));
     int *local_ranks = NULL, nlocal = 0;
@@ -115,7 +115,7 @@ static ucoll_status_t init_common(bootstrap_t *bs, ucoll_comm_t **world)
     for (size_t i = 0; i < sizeof(id); i++)
         machine = (machine ^ (unsigned char)id[i]) * UINT64_C(1099511628211);
     st = tp_create(bs->rank, bs->size, local_ranks, nlocal, machine, shm_fd, ctx->cfg.yield,
-                   ctx->cfg.failure, lookup_peer, bs, &ctx->tp);
+                   ctx->cfg.failure, level, lookup_peer, bs, &ctx->tp);
     shm_fd = -1; /* tp_create took it */
     free(local_ranks);
     local_ranks = NULL;
@@ -182,7 +182,9 @@ fail:
     return st;
 }
 
-UCOLL_EXPORT ucoll_status_t ucoll_init(ucoll_comm_t **world)
+/* every init: PMIx or the caller's allgather, at a thread level */
+static ucoll_status_t init_at_level(int pmix, const ucoll_oob_t *oob, ucoll_thread_level_t level,
+                                    ucoll_comm_t **world)
 {
     bootstrap_t *bs;
     if (api_guard() != UCOLL_OK)
@@ -191,31 +193,40 @@ UCOLL_EXPORT ucoll_status_t ucoll_init(ucoll_comm_t **world)
         return UCOLL_ERR_INVALID_ARG;
     if (g_ctx != NULL)
         return UCOLL_ERR_STATE;
-    ucoll_status_t st = bootstrap_pmix_create(&bs);
-    if (st != UCOLL_OK)
-        return st;
-    return init_common(bs, world);
+    entry_set_level(level); /* no other call can be running: there is no comm yet */
+    entry_lock();
+    ucoll_status_t st = pmix ? bootstrap_pmix_create(&bs) : bootstrap_oob_create(oob, &bs);
+    if (st == UCOLL_OK)
+        st = init_common(bs, level, world);
+    entry_unlock();
+    return st;
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_init(ucoll_comm_t **world)
+{
+    return init_at_level(1, NULL, UCOLL_THREAD_SINGLE, world);
 }
 
 UCOLL_EXPORT ucoll_status_t ucoll_init_oob(const ucoll_oob_t *oob, ucoll_comm_t **world)
 {
-    bootstrap_t *bs;
-    if (api_guard() != UCOLL_OK)
-        return UCOLL_ERR_STATE;
-    if (world == NULL)
-        return UCOLL_ERR_INVALID_ARG;
-    if (g_ctx != NULL)
-        return UCOLL_ERR_STATE;
-    ucoll_status_t st = bootstrap_oob_create(oob, &bs);
-    if (st != UCOLL_OK)
-        return st;
-    return init_common(bs, world);
+    return init_at_level(0, oob, UCOLL_THREAD_SINGLE, world);
 }
 
-UCOLL_EXPORT ucoll_status_t ucoll_finalize(ucoll_comm_t *world)
+UCOLL_EXPORT ucoll_status_t ucoll_init_thread(const ucoll_oob_t *oob, ucoll_thread_level_t required,
+                                              ucoll_thread_level_t *provided, ucoll_comm_t **world)
 {
     if (api_guard() != UCOLL_OK)
         return UCOLL_ERR_STATE;
+    if ((unsigned)required > UCOLL_THREAD_MULTIPLE || provided == NULL)
+        return UCOLL_ERR_INVALID_ARG;
+    ucoll_status_t st = init_at_level(oob == NULL, oob, required, world);
+    if (st == UCOLL_OK)
+        *provided = required; /* every level is implemented */
+    return st;
+}
+
+static ucoll_status_t finalize_locked(ucoll_comm_t *world)
+{
     if (world == NULL)
         return UCOLL_ERR_INVALID_ARG;
     if (world->magic == COMM_DEAD)
@@ -283,11 +294,8 @@ UCOLL_EXPORT int ucoll_comm_size(const ucoll_comm_t *comm)
     return (comm != NULL && comm->magic == COMM_MAGIC) ? comm->size : -1;
 }
 
-UCOLL_EXPORT ucoll_status_t ucoll_set_algorithm(ucoll_comm_t *comm, ucoll_coll_t coll,
-                                                const char *alg)
+static ucoll_status_t set_algorithm_locked(ucoll_comm_t *comm, ucoll_coll_t coll, const char *alg)
 {
-    if (api_guard() != UCOLL_OK)
-        return UCOLL_ERR_STATE;
     if (comm == NULL)
         return UCOLL_ERR_INVALID_ARG;
     if (comm->magic == COMM_DEAD)
@@ -320,11 +328,9 @@ static int split_order(const void *a, const void *b)
     return x->rank < y->rank ? -1 : (x->rank > y->rank);
 }
 
-UCOLL_EXPORT ucoll_status_t ucoll_comm_split(ucoll_comm_t *comm, int color, int key,
-                                             ucoll_comm_t **newcomm)
+static ucoll_status_t comm_split_locked(ucoll_comm_t *comm, int color, int key,
+                                        ucoll_comm_t **newcomm)
 {
-    if (api_guard() != UCOLL_OK)
-        return UCOLL_ERR_STATE;
     if (comm == NULL || newcomm == NULL)
         return UCOLL_ERR_INVALID_ARG;
     if (comm->magic == COMM_DEAD)
@@ -394,10 +400,8 @@ out:
     return st;
 }
 
-UCOLL_EXPORT ucoll_status_t ucoll_comm_free(ucoll_comm_t *comm)
+static ucoll_status_t comm_free_locked(ucoll_comm_t *comm)
 {
-    if (api_guard() != UCOLL_OK)
-        return UCOLL_ERR_STATE;
     if (comm == NULL)
         return UCOLL_ERR_INVALID_ARG;
     if (comm->magic == COMM_DEAD)
@@ -440,4 +444,51 @@ UCOLL_EXPORT ucoll_status_t ucoll_comm_free(ucoll_comm_t *comm)
         }
     }
     return UCOLL_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * the entry points above, each under the entry lock (UCOLL_THREAD_MULTIPLE only; entry_lock.h)
+ * after the guard's refusals
+ */
+
+UCOLL_EXPORT ucoll_status_t ucoll_finalize(ucoll_comm_t *world)
+{
+    if (api_guard() != UCOLL_OK)
+        return UCOLL_ERR_STATE;
+    entry_lock();
+    ucoll_status_t st = finalize_locked(world);
+    entry_unlock();
+    return st;
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_set_algorithm(ucoll_comm_t *comm, ucoll_coll_t coll,
+                                                const char *alg)
+{
+    if (api_guard() != UCOLL_OK)
+        return UCOLL_ERR_STATE;
+    entry_lock();
+    ucoll_status_t st = set_algorithm_locked(comm, coll, alg);
+    entry_unlock();
+    return st;
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_comm_split(ucoll_comm_t *comm, int color, int key,
+                                             ucoll_comm_t **newcomm)
+{
+    if (api_guard() != UCOLL_OK)
+        return UCOLL_ERR_STATE;
+    entry_lock();
+    ucoll_status_t st = comm_split_locked(comm, color, key, newcomm);
+    entry_unlock();
+    return st;
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_comm_free(ucoll_comm_t *comm)
+{
+    if (api_guard() != UCOLL_OK)
+        return UCOLL_ERR_STATE;
+    entry_lock();
+    ucoll_status_t st = comm_free_locked(comm);
+    entry_unlock();
+    return st;
 }

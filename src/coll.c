@@ -152,10 +152,8 @@ static int trivially_done(const coll_args_t *a)
     return a->coll != UCOLL_COLL_BARRIER && a->count == 0;
 }
 
-static ucoll_status_t run_blocking(ucoll_comm_t *comm, const coll_args_t *a)
+static ucoll_status_t run_blocking_locked(ucoll_comm_t *comm, const coll_args_t *a)
 {
-    if (guard_check() != UCOLL_OK)
-        return UCOLL_ERR_STATE;
     ucoll_status_t st = check_args(comm, a);
     if (st != UCOLL_OK)
         return st;
@@ -180,11 +178,9 @@ static ucoll_status_t run_blocking(ucoll_comm_t *comm, const coll_args_t *a)
     return request_wait(req);
 }
 
-static ucoll_status_t new_request(ucoll_comm_t *comm, const coll_args_t *a, int persistent,
-                                  ucoll_request_t **out)
+static ucoll_status_t new_request_locked(ucoll_comm_t *comm, const coll_args_t *a, int persistent,
+                                         ucoll_request_t **out)
 {
-    if (guard_check() != UCOLL_OK)
-        return UCOLL_ERR_STATE;
     if (out == NULL)
         return UCOLL_ERR_INVALID_ARG;
     ucoll_status_t st = check_args(comm, a);
@@ -230,6 +226,28 @@ static ucoll_status_t new_request(ucoll_comm_t *comm, const coll_args_t *a, int 
     live_requests = req;
     *out = req;
     return UCOLL_OK;
+}
+
+/* the two above under the entry lock (UCOLL_THREAD_MULTIPLE only), after the guard */
+static ucoll_status_t run_blocking(ucoll_comm_t *comm, const coll_args_t *a)
+{
+    if (guard_check() != UCOLL_OK)
+        return UCOLL_ERR_STATE;
+    entry_lock();
+    ucoll_status_t st = run_blocking_locked(comm, a);
+    entry_unlock();
+    return st;
+}
+
+static ucoll_status_t new_request(ucoll_comm_t *comm, const coll_args_t *a, int persistent,
+                                  ucoll_request_t **out)
+{
+    if (guard_check() != UCOLL_OK)
+        return UCOLL_ERR_STATE;
+    entry_lock();
+    ucoll_status_t st = new_request_locked(comm, a, persistent, out);
+    entry_unlock();
+    return st;
 }
 
 static ucoll_status_t check_request(const ucoll_request_t *req)
@@ -372,10 +390,8 @@ UCOLL_EXPORT ucoll_status_t ucoll_bcast_init(ucoll_comm_t *comm, void *buf, size
     return new_request(comm, &a, 1, req);
 }
 
-UCOLL_EXPORT ucoll_status_t ucoll_start(ucoll_request_t *req)
+static ucoll_status_t start_locked(ucoll_request_t *req)
 {
-    if (guard_check() != UCOLL_OK)
-        return UCOLL_ERR_STATE;
     ucoll_status_t st = check_request(req);
     if (st != UCOLL_OK)
         return st;
@@ -389,10 +405,8 @@ UCOLL_EXPORT ucoll_status_t ucoll_start(ucoll_request_t *req)
     return exec_start(req);
 }
 
-UCOLL_EXPORT ucoll_status_t ucoll_test(ucoll_request_t *req)
+static ucoll_status_t test_locked(ucoll_request_t *req)
 {
-    if (guard_check() != UCOLL_OK)
-        return UCOLL_ERR_STATE;
     ucoll_status_t st = check_request(req);
     if (st != UCOLL_OK)
         return st;
@@ -402,10 +416,8 @@ UCOLL_EXPORT ucoll_status_t ucoll_test(ucoll_request_t *req)
     return req->active ? UCOLL_INPROGRESS : req->status;
 }
 
-UCOLL_EXPORT ucoll_status_t ucoll_wait(ucoll_request_t *req)
+static ucoll_status_t wait_locked(ucoll_request_t *req)
 {
-    if (guard_check() != UCOLL_OK)
-        return UCOLL_ERR_STATE;
     ucoll_status_t st = check_request(req);
     if (st != UCOLL_OK)
         return st;
@@ -429,10 +441,8 @@ void coll_release_requests(ucoll_ctx_t *ctx)
         }
 }
 
-UCOLL_EXPORT ucoll_status_t ucoll_request_free(ucoll_request_t *req)
+static ucoll_status_t request_free_locked(ucoll_request_t *req)
 {
-    if (guard_check() != UCOLL_OK)
-        return UCOLL_ERR_STATE;
     ucoll_status_t st = check_request(req);
     if (st == UCOLL_ERR_STATE) { /* after finalize: its resources went with the context */
         ucoll_request_t **p = &live_requests;
@@ -464,4 +474,49 @@ UCOLL_EXPORT ucoll_status_t ucoll_request_free(ucoll_request_t *req)
     req->magic = 0;
     free(req);
     return UCOLL_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * the request entry points above, each under the entry lock (UCOLL_THREAD_MULTIPLE only) after
+ * the guard's refusal
+ */
+
+UCOLL_EXPORT ucoll_status_t ucoll_start(ucoll_request_t *req)
+{
+    if (guard_check() != UCOLL_OK)
+        return UCOLL_ERR_STATE;
+    entry_lock();
+    ucoll_status_t st = start_locked(req);
+    entry_unlock();
+    return st;
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_test(ucoll_request_t *req)
+{
+    if (guard_check() != UCOLL_OK)
+        return UCOLL_ERR_STATE;
+    entry_lock();
+    ucoll_status_t st = test_locked(req);
+    entry_unlock();
+    return st;
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_wait(ucoll_request_t *req)
+{
+    if (guard_check() != UCOLL_OK)
+        return UCOLL_ERR_STATE;
+    entry_lock();
+    ucoll_status_t st = wait_locked(req);
+    entry_unlock();
+    return st;
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_request_free(ucoll_request_t *req)
+{
+    if (guard_check() != UCOLL_OK)
+        return UCOLL_ERR_STATE;
+    entry_lock();
+    ucoll_status_t st = request_free_locked(req);
+    entry_unlock();
+    return st;
 }
