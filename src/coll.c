@@ -116,34 +116,49 @@ static void setup_request(ucoll_request_t *req, ucoll_comm_t *comm, const coll_a
 
 /* the comm's blocking request that already holds this schedule, else a free slot's or the
  * least recently used one; moved to the front (the previous front's scratch goes back to the
- * pool). NULL: out of memory */
+ * pool). A request still running in another thread (UCOLL_THREAD_MULTIPLE, threads sharing the
+ * comm) is never taken, nor its scratch: when every slot is busy the call gets a request of
+ * its own, outside the cache (run_blocking frees it). NULL: out of memory */
 static ucoll_request_t *blocking_request(ucoll_comm_t *comm, const alg_desc_t *alg,
                                          const sched_args_t *sa)
 {
     int pick = -1;
     for (int i = 0; i < COMM_BLOCKING_CACHE && comm->blocking[i] != NULL && pick < 0; i++)
-        if (same_schedule(comm->blocking[i], alg, sa))
+        if (same_schedule(comm->blocking[i], alg, sa) && !comm->blocking[i]->active)
             pick = i;
     if (pick < 0) {
         pick = 0;
         while (pick < COMM_BLOCKING_CACHE - 1 && comm->blocking[pick] != NULL)
             pick++;
-        if (comm->blocking[pick] == NULL) {
+        while (pick >= 0 && comm->blocking[pick] != NULL && comm->blocking[pick]->active)
+            pick--; /* the least recently used slot not in use */
+        if (pick < 0 || comm->blocking[pick] == NULL) {
             ucoll_request_t *req = calloc(1, sizeof(*req));
             if (req == NULL)
                 return NULL;
             sched_init(&req->sched);
             req->blocking = 1;
             req->comm = comm;
+            if (pick < 0)
+                return req;
             comm->blocking[pick] = req;
         }
     }
     ucoll_request_t *req = comm->blocking[pick];
-    if (pick > 0) /* the pool lends the scratch to the new front: kept once, not per entry */
+    if (pick > 0 && !comm->blocking[0]->active) /* the pool lends the scratch to the new front */
         exec_release_scratch(comm->blocking[0]);
     memmove(&comm->blocking[1], &comm->blocking[0], (size_t)pick * sizeof(req));
     comm->blocking[0] = req;
     return req;
+}
+
+/* a request of blocking_request's that is not in the cache */
+static int outside_cache(const ucoll_request_t *req)
+{
+    for (int i = 0; i < COMM_BLOCKING_CACHE; i++)
+        if (req->comm->blocking[i] == req)
+            return 0;
+    return 1;
 }
 
 /* nothing to communicate: an empty vector (every rank passes count 0) */
@@ -173,9 +188,14 @@ static ucoll_status_t run_blocking_locked(ucoll_comm_t *comm, const coll_args_t 
     if (req == NULL)
         return UCOLL_ERR_NO_MEMORY;
     setup_request(req, comm, a, alg, param, &sa);
-    if ((st = exec_start(req)) != UCOLL_OK)
-        return st;
-    return request_wait(req);
+    if ((st = exec_start(req)) == UCOLL_OK)
+        st = request_wait(req);
+    if (outside_cache(req)) {
+        exec_release(req);
+        sched_destroy(&req->sched);
+        free(req);
+    }
+    return st;
 }
 
 static ucoll_status_t new_request_locked(ucoll_comm_t *comm, const coll_args_t *a, int persistent,

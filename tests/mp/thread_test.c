@@ -9,10 +9,16 @@
  *   phase 2: R (default 200) rounds in which thread t posts iallreduce, iexscan, ibcast,
  *            ireduce and ibarrier on its comm and hands the requests to thread t+1, which
  *            completes them (ucoll_test in a loop for some, ucoll_wait for the others), checks
- *            the results and frees the requests.
+ *            the results and frees the requests;
+ *   phase 3: S (default 300) steps in which two threads run a blocking allreduce each on one
+ *            shared communicator (world), in the same order on every rank: thread 0 first
+ *            (recursive doubling, a user op that also raises a flag), thread 1 once that op has
+ *            run here (or thread 0's call returned, on a rank that applies no op), so that at
+ *            np >= 3 thread 0's collective is mostly still in flight when thread 1's starts
+ *            on the same communicator.
  * Every call must return UCOLL_OK. Usage: thread_test --expect-size N [--threads T]
- * [--iters K] [--rounds R]. Output: FAIL lines, then one verdict line per rank. Exit 0 when
- * everything is right.
+ * [--iters K] [--rounds R] [--shared S]. Output: FAIL lines, then one verdict line per rank. Exit 0
+ * when everything is right.
  */
 #include <ucoll.h>
 
@@ -31,10 +37,10 @@
 #define SENTINEL INT64_C(-777)
 
 static int g_rank, g_size, g_threads = 4;
-static long g_iters = 10000, g_rounds = 200;
+static long g_iters = 10000, g_rounds = 200, g_shared = 300;
 static atomic_long g_checks, g_fails;
 static ucoll_comm_t *g_comm[MAX_THREADS];
-static pthread_barrier_t g_phase;
+static pthread_barrier_t g_phase, g_shared_step;
 
 static void fail(int t, long i, const char *what, long long got, long long want)
 {
@@ -203,6 +209,42 @@ static void complete_round(int me, int poster)
     check_vec(me, i, "ireduce waited by another thread", h->out[3], want);
 }
 
+/* phase 3: the shared communicator and the user op whose first application lets thread 1 go */
+static ucoll_comm_t *g_world;
+static ucoll_op_t g_flag_sum;
+static atomic_int g_first_applied;
+
+static void flag_sum(const void *in, void *inout, size_t count, ucoll_dtype_t dtype, void *arg)
+{
+    (void)dtype;
+    (void)arg;
+    const int64_t *a = in;
+    int64_t *b = inout;
+    for (size_t j = 0; j < count; j++)
+        b[j] += a[j];
+    atomic_store(&g_first_applied, 1);
+}
+
+/* step k of phase 3 in thread t (0 or 1): tag t + 100 keeps both threads' inputs apart */
+static void shared_step(int t, long k)
+{
+    const int r = ucoll_comm_rank(g_world), p = ucoll_comm_size(g_world);
+    const long i = g_iters + g_rounds + NREQ + k;
+    int64_t in[VLEN], out[VLEN], want[VLEN];
+    fill(t + 100, i, r, in);
+    fill_sentinel(out);
+    if (t == 1)
+        while (atomic_load(&g_first_applied) == 0)
+            sched_yield();
+    check_st(
+        t, i, "allreduce on the shared comm",
+        ucoll_allreduce(g_world, in, out, VLEN, UCOLL_INT64, t == 0 ? g_flag_sum : UCOLL_OP_SUM));
+    if (t == 0) /* a rank that applies no op (one folded in at p != 2^k) lets thread 1 go now */
+        atomic_store(&g_first_applied, 1);
+    sum_range(t + 100, i, 0, p, want);
+    check_vec(t, i, "allreduce on the shared comm", out, want);
+}
+
 static void *thread_main(void *arg)
 {
     const int t = (int)(intptr_t)arg;
@@ -213,6 +255,13 @@ static void *thread_main(void *arg)
         pthread_barrier_wait(&g_phase); /* every thread's requests are posted */
         complete_round(t, (t + g_threads - 1) % g_threads);
         pthread_barrier_wait(&g_phase); /* every handoff slot is consumed */
+    }
+    for (long k = 0; k < g_shared && t < 2; k++) {
+        shared_step(t, k);
+        pthread_barrier_wait(&g_shared_step); /* both are done: the flag goes down */
+        if (t == 0)
+            atomic_store(&g_first_applied, 0);
+        pthread_barrier_wait(&g_shared_step);
     }
     return NULL;
 }
@@ -244,15 +293,18 @@ int main(int argc, char **argv)
             g_iters = atol(argv[a + 1]);
         else if (strcmp(argv[a], "--rounds") == 0)
             g_rounds = atol(argv[a + 1]);
+        else if (strcmp(argv[a], "--shared") == 0)
+            g_shared = atol(argv[a + 1]);
         else {
             fprintf(stderr, "thread_test: unknown option %s\n", argv[a]);
             return 2;
         }
     }
-    if (expect < 1 || g_threads < 2 || g_threads > MAX_THREADS || g_iters < 0 || g_rounds < 0) {
+    if (expect < 1 || g_threads < 2 || g_threads > MAX_THREADS || g_iters < 0 || g_rounds < 0 ||
+        g_shared < 0) {
         fprintf(stderr,
                 "usage: thread_test --expect-size N [--threads 2..%d] [--iters K] "
-                "[--rounds R]\n",
+                "[--rounds R] [--shared S]\n",
                 MAX_THREADS);
         return 2;
     }
@@ -282,10 +334,15 @@ int main(int argc, char **argv)
             return 1;
         }
     }
+    g_world = world;
+    check_st(-1, -1, "op_create", ucoll_op_create(flag_sum, NULL, 1, &g_flag_sum));
+    check_st(-1, -1, "set_algorithm",
+             ucoll_set_algorithm(world, UCOLL_COLL_ALLREDUCE, "recursive-doubling"));
     const double t0 = (double)clock();
     struct timespec w0, w1;
     clock_gettime(CLOCK_MONOTONIC, &w0);
     pthread_barrier_init(&g_phase, NULL, (unsigned)g_threads);
+    pthread_barrier_init(&g_shared_step, NULL, 2);
     pthread_t th[MAX_THREADS];
     for (int t = 0; t < g_threads; t++)
         if (pthread_create(&th[t], NULL, thread_main, (void *)(intptr_t)t) != 0) {
@@ -295,15 +352,18 @@ int main(int argc, char **argv)
     for (int t = 0; t < g_threads; t++)
         pthread_join(th[t], NULL);
     pthread_barrier_destroy(&g_phase);
+    pthread_barrier_destroy(&g_shared_step);
+    check_st(-1, -1, "op_free", ucoll_op_free(g_flag_sum));
     clock_gettime(CLOCK_MONOTONIC, &w1);
     const double cpu = ((double)clock() - t0) / CLOCKS_PER_SEC;
     for (int t = 0; t < g_threads; t++)
         check_st(t, -1, "comm_free", ucoll_comm_free(g_comm[t]));
     check_st(-1, -1, "finalize", ucoll_finalize(world));
     const long fails = atomic_load(&g_fails), checks = atomic_load(&g_checks);
-    printf("thread_test rank %d np=%d threads=%d iters=%ld rounds=%ld: %ld checks, %ld failed, "
+    printf("thread_test rank %d np=%d threads=%d iters=%ld rounds=%ld shared=%ld: %ld checks, %ld "
+           "failed, "
            "%.2f s wall, %.2f s cpu; verdict: %s\n",
-           g_rank, g_size, g_threads, g_iters, g_rounds, checks, fails,
+           g_rank, g_size, g_threads, g_iters, g_rounds, g_shared, checks, fails,
            (double)(w1.tv_sec - w0.tv_sec) + 1e-9 * (double)(w1.tv_nsec - w0.tv_nsec), cpu,
            fails == 0 ? "PASS" : "FAIL");
     return fails == 0 ? 0 : 1;
