@@ -328,6 +328,42 @@ static int split_order(const void *a, const void *b)
     return x->rank < y->rank ? -1 : (x->rank > y->rank);
 }
 
+/* the lowest comm id no member of comm uses, agreed by all of them and marked used here.
+ * Under UCOLL_THREAD_MULTIPLE another thread's split may take an id while this one's
+ * allreduces wait (they let the entry lock go): every rank then reserves the id found, all
+ * learn whether any rank had it taken meanwhile, and if so try again (seeing the reservation).
+ * `used` has room for COMM_ID_WORDS words. */
+static ucoll_status_t agree_comm_id(ucoll_comm_t *comm, uint64_t *used, uint32_t *out)
+{
+    uint64_t *mine = comm->ctx->comm_ids_used;
+    for (;;) {
+        memcpy(used, mine, COMM_ID_WORDS * sizeof(*used));
+        ucoll_status_t st =
+            ucoll_allreduce(comm, UCOLL_IN_PLACE, used, COMM_ID_WORDS, UCOLL_UINT64, UCOLL_OP_BOR);
+        if (st != UCOLL_OK)
+            return st;
+        uint32_t id = 0;
+        while (id < UCOLL_MAX_COMMS && (used[id / 64] >> (id % 64) & 1))
+            id++;
+        if (id >= UCOLL_MAX_COMMS)
+            return UCOLL_ERR_NO_MEMORY; /* the tag has room for 4095 live communicators */
+        const uint64_t bit = UINT64_C(1) << (id % 64);
+        const int free_here = !(mine[id / 64] & bit);
+        mine[id / 64] |= bit;
+        *out = id;
+        if (!entry_multiple)
+            return UCOLL_OK; /* no other thread: the snapshot is still true */
+        int64_t all_free = free_here;
+        st = ucoll_allreduce(comm, UCOLL_IN_PLACE, &all_free, 1, UCOLL_INT64, UCOLL_OP_MIN);
+        if (st == UCOLL_OK && all_free)
+            return UCOLL_OK;
+        if (free_here)
+            mine[id / 64] &= ~bit; /* the reservation goes; another split's mark stays */
+        if (st != UCOLL_OK)
+            return st;
+    }
+}
+
 static ucoll_status_t comm_split_locked(ucoll_comm_t *comm, int color, int key,
                                         ucoll_comm_t **newcomm)
 {
@@ -352,10 +388,11 @@ static ucoll_status_t comm_split_locked(ucoll_comm_t *comm, int color, int key,
     all[2 * comm->rank + 1] = key;
     ucoll_status_t st =
         ucoll_allreduce(comm, UCOLL_IN_PLACE, all, (size_t)p * 2, UCOLL_INT64, UCOLL_OP_SUM);
-    uint64_t *used = (uint64_t *)all + 2 * p;
-    memcpy(used, ctx->comm_ids_used, sizeof(ctx->comm_ids_used));
+    /* the lowest id no member of comm uses: each new comm's members are a subset, and the
+     * comms of different colors are disjoint, so they may share it */
+    uint32_t id = 0;
     if (st == UCOLL_OK)
-        st = ucoll_allreduce(comm, UCOLL_IN_PLACE, used, COMM_ID_WORDS, UCOLL_UINT64, UCOLL_OP_BOR);
+        st = agree_comm_id(comm, (uint64_t *)all + 2 * p, &id);
     if (st != UCOLL_OK)
         goto out;
     int n = 0, my_new_rank = -1;
@@ -367,16 +404,8 @@ static ucoll_status_t comm_split_locked(ucoll_comm_t *comm, int color, int key,
             n++;
         }
     }
-    /* the lowest id no member of comm uses: each new comm's members are a subset, and the
-     * comms of different colors are disjoint, so they may share it */
-    uint32_t id = 0;
-    while (id < UCOLL_MAX_COMMS && (used[id / 64] >> (id % 64) & 1))
-        id++;
-    if (id >= UCOLL_MAX_COMMS) {
-        st = UCOLL_ERR_NO_MEMORY; /* the tag has room for 4095 live communicators */
-        goto out;
-    }
     if (color < 0) {
+        ctx->comm_ids_used[id / 64] &= ~(UINT64_C(1) << (id % 64)); /* no comm here */
         *newcomm = NULL;
         goto out;
     }
@@ -386,10 +415,10 @@ static ucoll_status_t comm_split_locked(ucoll_comm_t *comm, int color, int key,
             my_new_rank = i;
     ucoll_comm_t *nc = comm_new(ctx, my_new_rank, n, id);
     if (nc == NULL) {
+        ctx->comm_ids_used[id / 64] &= ~(UINT64_C(1) << (id % 64));
         st = UCOLL_ERR_NO_MEMORY;
         goto out;
     }
-    ctx->comm_ids_used[id / 64] |= UINT64_C(1) << (id % 64);
     for (int i = 0; i < n; i++)
         nc->world_rank[i] = comm->world_rank[members[i].rank];
     memcpy(nc->alg, comm->alg, sizeof(nc->alg));

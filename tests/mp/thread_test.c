@@ -15,10 +15,13 @@
  *            (recursive doubling, a user op that also raises a flag), thread 1 once that op has
  *            run here (or thread 0's call returned, on a rank that applies no op), so that at
  *            np >= 3 thread 0's collective is mostly still in flight when thread 1's starts
- *            on the same communicator.
+ *            on the same communicator;
+ *   phase 4: P (default 50) times in every thread at once: a split of the thread's comm, 4
+ *            checked allreduces on the new comm, its free (concurrent splits must give the
+ *            new comms distinct tags in this process).
  * Every call must return UCOLL_OK. Usage: thread_test --expect-size N [--threads T]
- * [--iters K] [--rounds R] [--shared S]. Output: FAIL lines, then one verdict line per rank. Exit 0
- * when everything is right.
+ * [--iters K] [--rounds R] [--shared S] [--splits P]. Output: FAIL lines, then one verdict line per
+ * rank. Exit 0 when everything is right.
  */
 #include <ucoll.h>
 
@@ -37,7 +40,7 @@
 #define SENTINEL INT64_C(-777)
 
 static int g_rank, g_size, g_threads = 4;
-static long g_iters = 10000, g_rounds = 200, g_shared = 300;
+static long g_iters = 10000, g_rounds = 200, g_shared = 300, g_splits = 50;
 static atomic_long g_checks, g_fails;
 static ucoll_comm_t *g_comm[MAX_THREADS];
 static pthread_barrier_t g_phase, g_shared_step;
@@ -245,6 +248,27 @@ static void shared_step(int t, long k)
     check_vec(t, i, "allreduce on the shared comm", out, want);
 }
 
+/* phase 4, step k of thread t */
+static void split_step(int t, long k)
+{
+    ucoll_comm_t *c = NULL;
+    const long i = g_iters + g_rounds + NREQ + g_shared + 4 * k;
+    check_st(t, i, "comm_split", ucoll_comm_split(g_comm[t], 0, ucoll_comm_rank(g_comm[t]), &c));
+    if (c == NULL)
+        return;
+    const int r = ucoll_comm_rank(c), p = ucoll_comm_size(c);
+    for (long j = i; j < i + 4; j++) {
+        int64_t in[VLEN], out[VLEN], want[VLEN];
+        fill(t + 200, j, r, in);
+        fill_sentinel(out);
+        check_st(t, j, "allreduce on a new comm",
+                 ucoll_allreduce(c, in, out, VLEN, UCOLL_INT64, UCOLL_OP_SUM));
+        sum_range(t + 200, j, 0, p, want);
+        check_vec(t, j, "allreduce on a new comm", out, want);
+    }
+    check_st(t, i, "comm_free", ucoll_comm_free(c));
+}
+
 static void *thread_main(void *arg)
 {
     const int t = (int)(intptr_t)arg;
@@ -263,6 +287,8 @@ static void *thread_main(void *arg)
             atomic_store(&g_first_applied, 0);
         pthread_barrier_wait(&g_shared_step);
     }
+    for (long k = 0; k < g_splits; k++)
+        split_step(t, k);
     return NULL;
 }
 
@@ -295,16 +321,18 @@ int main(int argc, char **argv)
             g_rounds = atol(argv[a + 1]);
         else if (strcmp(argv[a], "--shared") == 0)
             g_shared = atol(argv[a + 1]);
+        else if (strcmp(argv[a], "--splits") == 0)
+            g_splits = atol(argv[a + 1]);
         else {
             fprintf(stderr, "thread_test: unknown option %s\n", argv[a]);
             return 2;
         }
     }
     if (expect < 1 || g_threads < 2 || g_threads > MAX_THREADS || g_iters < 0 || g_rounds < 0 ||
-        g_shared < 0) {
+        g_shared < 0 || g_splits < 0) {
         fprintf(stderr,
                 "usage: thread_test --expect-size N [--threads 2..%d] [--iters K] "
-                "[--rounds R] [--shared S]\n",
+                "[--rounds R] [--shared S] [--splits P]\n",
                 MAX_THREADS);
         return 2;
     }
@@ -360,10 +388,11 @@ int main(int argc, char **argv)
         check_st(t, -1, "comm_free", ucoll_comm_free(g_comm[t]));
     check_st(-1, -1, "finalize", ucoll_finalize(world));
     const long fails = atomic_load(&g_fails), checks = atomic_load(&g_checks);
-    printf("thread_test rank %d np=%d threads=%d iters=%ld rounds=%ld shared=%ld: %ld checks, %ld "
+    printf("thread_test rank %d np=%d threads=%d iters=%ld rounds=%ld shared=%ld splits=%ld: %ld "
+           "checks, %ld "
            "failed, "
            "%.2f s wall, %.2f s cpu; verdict: %s\n",
-           g_rank, g_size, g_threads, g_iters, g_rounds, g_shared, checks, fails,
+           g_rank, g_size, g_threads, g_iters, g_rounds, g_shared, g_splits, checks, fails,
            (double)(w1.tv_sec - w0.tv_sec) + 1e-9 * (double)(w1.tv_nsec - w0.tv_nsec), cpu,
            fails == 0 ? "PASS" : "FAIL");
     return fails == 0 ? 0 : 1;
