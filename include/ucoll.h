@@ -29,6 +29,18 @@
  * - fork: a child of a process that called ucoll_init cannot use ucoll (its connections and
  *   shared-memory rings are the parent's): every call there that returns a status returns
  *   UCOLL_ERR_STATE and touches nothing, ucoll_finalize included. The parent goes on unaffected.
+ * - Threads: ucoll_init_thread grants the level asked for. Up to SERIALIZED ucoll takes no
+ *   lock (the caller keeps its calls apart). With UCOLL_THREAD_MULTIPLE any thread may call any
+ *   function at any time. Calls take turns under one process-wide lock: a call waiting for a
+ *   collective lets go of it between its progress passes when another thread wants in, and
+ *   each pass advances every thread's collectives, so calls on different communicators
+ *   proceed concurrently and never wait for each other. Collectives on one
+ *   communicator must still be started in the same order on every rank (threads sharing one
+ *   order it themselves); a request may be tested or waited for by any thread, but by one at
+ *   a time, and freed by one only after its waits returned. A user op runs with the lock held
+ *   (from inside one, ucoll refuses only that thread's calls): it must not wait for a thread
+ *   that is calling ucoll. ucoll_init_thread and ucoll_finalize are called by one thread while
+ *   no other is inside ucoll.
  *
  * - Logical ops (LAND, LOR, LXOR) give 0 or 1 wherever two operands were combined; where a
  *   result is one rank's own input (scan at rank 0, exscan at rank 1, a 1-rank reduce) it is
@@ -216,6 +228,19 @@ typedef struct {
     int rank, size;
 } ucoll_oob_t;
 ucoll_status_t ucoll_init_oob(const ucoll_oob_t *oob, ucoll_comm_t **world);
+
+/* thread levels, as MPI's; ucoll_init and ucoll_init_oob mean UCOLL_THREAD_SINGLE */
+typedef enum {
+    UCOLL_THREAD_SINGLE,     /* one thread in the process */
+    UCOLL_THREAD_FUNNELED,   /* several, only the one that called init calls ucoll */
+    UCOLL_THREAD_SERIALIZED, /* any thread calls ucoll, never two at the same time */
+    UCOLL_THREAD_MULTIPLE    /* any thread, any time (see "Threads" above) */
+} ucoll_thread_level_t;
+/* init with a thread level: oob == NULL bootstraps through PMIx as ucoll_init, else as
+ * ucoll_init_oob. *provided (may be lower than required) is the level granted; every level
+ * asked for is provided. */
+ucoll_status_t ucoll_init_thread(const ucoll_oob_t *oob, ucoll_thread_level_t required,
+                                 ucoll_thread_level_t *provided, ucoll_comm_t **world);
 /* Collective over the world communicator; frees it and every communicator split from it.
  * With UCOLL_STATS=1 it prints, after its barrier, one line per rank on stderr:
  *   ucoll stats rank R: endpoints E, rings S, address_lookups A, messages_ucx U, messages_shm M

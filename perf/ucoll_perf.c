@@ -77,7 +77,8 @@ typedef struct {
     int root;
     double percentile;
     int in_place, persistent, csv;
-    double spin_ns; /* -S: > 0 runs OP as a user op that also spins this long per element */
+    int thread_level; /* -t: 1 + ucoll_thread_level_t; 0: plain ucoll_init */
+    double spin_ns;   /* -S: > 0 runs OP as a user op that also spins this long per element */
 } opts_t;
 
 /* rank of this process as the launcher tells it, before ucoll_init (for printing once) */
@@ -112,6 +113,8 @@ static void usage(FILE *f)
             "               (an artificially expensive (+), e.g. -S 1000)\n"
             "  -i           in place (UCOLL_IN_PLACE as sendbuf)\n"
             "  -p           persistent requests (ucoll_*_init once, ucoll_start + ucoll_wait)\n"
+            "  -t LEVEL     init by ucoll_init_thread at single|funneled|serialized|multiple\n"
+            "               (default: ucoll_init, single), to measure what a level costs\n"
             "  -v           CSV output: algorithm,size,count,iterations,p<R>_us,avg_us,min_us,"
             "max_us,bw_mbs\n"
             "  -h           this help\n"
@@ -191,7 +194,7 @@ static void parse_options(int argc, char **argv, opts_t *o)
     int c;
 
     opterr = 0;
-    while ((c = getopt(argc, argv, ":c:a:b:e:f:n:w:d:o:r:R:S:ipvh")) != -1) {
+    while ((c = getopt(argc, argv, ":c:a:b:e:f:n:w:d:o:r:R:S:t:ipvh")) != -1) {
         switch (c) {
         case 'c': {
             unsigned i;
@@ -256,6 +259,17 @@ static void parse_options(int argc, char **argv, opts_t *o)
         case 'i':
             o->in_place = 1;
             break;
+        case 't': {
+            static const char *const levels[] = {"single", "funneled", "serialized", "multiple"};
+            o->thread_level = -1;
+            for (int l = 0; l < 4; l++)
+                if (strcmp(optarg, levels[l]) == 0)
+                    o->thread_level = l;
+            if (o->thread_level < 0)
+                bad_option("-t: '%s' is not single, funneled, serialized or multiple", optarg);
+            o->thread_level++; /* 0: not given */
+            break;
+        }
         case 'p':
             o->persistent = 1;
             break;
@@ -903,7 +917,17 @@ int main(int argc, char **argv)
     r.call_op = r.op;
     r.esize = dtypes[o.dtype].size;
 
-    ucoll_status_t st = ucoll_init(&r.comm);
+    ucoll_thread_level_t provided = UCOLL_THREAD_SINGLE;
+    ucoll_status_t st = o.thread_level == 0
+                            ? ucoll_init(&r.comm)
+                            : ucoll_init_thread(NULL, (ucoll_thread_level_t)(o.thread_level - 1),
+                                                &provided, &r.comm);
+    if (st == UCOLL_OK && o.thread_level > 0 && (int)provided != o.thread_level - 1) {
+        fprintf(stderr, "ucoll_perf: -t: thread level %d provided, %d asked for\n", (int)provided,
+                o.thread_level - 1);
+        ucoll_finalize(r.comm);
+        return 1;
+    }
     if (st != UCOLL_OK) {
         fprintf(stderr, "ucoll_perf: ucoll_init: %s\n", ucoll_strerror(st));
         return 1;

@@ -89,7 +89,7 @@ static ucoll_status_t lookup_peer(void *arg, int peer, void **blob, size_t *len)
 /* init: which ranks share this host (PMIx tells; OOB: one allgather), the UCX contexts and the
  * on-host segment, then one publication of this rank's blob (worker addresses, process id,
  * segment). No peer is connected here: the router connects each on its first use. */
-static ucoll_status_t init_common(bootstrap_t *bs, ucoll_comm_t **world)
+static ucoll_status_t init_common(bootstrap_t *bs, ucoll_thread_level_t level, ucoll_comm_t **world)
 {
     ucoll_ctx_t *ctx = calloc(1, sizeof(*ctx));
     int *local_ranks = NULL, nlocal = 0;
@@ -122,7 +122,7 @@ static ucoll_status_t init_common(bootstrap_t *bs, ucoll_comm_t **world)
     for (size_t i = 0; i < sizeof(id); i++)
         machine = (machine ^ (unsigned char)id[i]) * UINT64_C(1099511628211);
     st = tp_create(bs->rank, bs->size, local_ranks, nlocal, machine, shm_fd, ctx->cfg.yield,
-                   ctx->cfg.failure, lookup_peer, bs, &ctx->tp);
+                   ctx->cfg.failure, level, lookup_peer, bs, &ctx->tp);
     shm_fd = -1; /* tp_create took it */
     free(local_ranks);
     local_ranks = NULL;
@@ -192,7 +192,9 @@ fail:
     return st;
 }
 
-UCOLL_EXPORT ucoll_status_t ucoll_init(ucoll_comm_t **world)
+/* every init: PMIx or the caller's allgather, at a thread level */
+static ucoll_status_t init_at_level(int pmix, const ucoll_oob_t *oob, ucoll_thread_level_t level,
+                                    ucoll_comm_t **world)
 {
     bootstrap_t *bs;
     if (api_guard() != UCOLL_OK)
@@ -201,31 +203,40 @@ UCOLL_EXPORT ucoll_status_t ucoll_init(ucoll_comm_t **world)
         return UCOLL_ERR_INVALID_ARG;
     if (g_ctx != NULL)
         return UCOLL_ERR_STATE;
-    ucoll_status_t st = bootstrap_pmix_create(&bs);
-    if (st != UCOLL_OK)
-        return st;
-    return init_common(bs, world);
+    entry_set_level(level); /* no other call can be running: there is no comm yet */
+    entry_lock();
+    ucoll_status_t st = pmix ? bootstrap_pmix_create(&bs) : bootstrap_oob_create(oob, &bs);
+    if (st == UCOLL_OK)
+        st = init_common(bs, level, world);
+    entry_unlock();
+    return st;
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_init(ucoll_comm_t **world)
+{
+    return init_at_level(1, NULL, UCOLL_THREAD_SINGLE, world);
 }
 
 UCOLL_EXPORT ucoll_status_t ucoll_init_oob(const ucoll_oob_t *oob, ucoll_comm_t **world)
 {
-    bootstrap_t *bs;
-    if (api_guard() != UCOLL_OK)
-        return UCOLL_ERR_STATE;
-    if (world == NULL)
-        return UCOLL_ERR_INVALID_ARG;
-    if (g_ctx != NULL)
-        return UCOLL_ERR_STATE;
-    ucoll_status_t st = bootstrap_oob_create(oob, &bs);
-    if (st != UCOLL_OK)
-        return st;
-    return init_common(bs, world);
+    return init_at_level(0, oob, UCOLL_THREAD_SINGLE, world);
 }
 
-UCOLL_EXPORT ucoll_status_t ucoll_finalize(ucoll_comm_t *world)
+UCOLL_EXPORT ucoll_status_t ucoll_init_thread(const ucoll_oob_t *oob, ucoll_thread_level_t required,
+                                              ucoll_thread_level_t *provided, ucoll_comm_t **world)
 {
     if (api_guard() != UCOLL_OK)
         return UCOLL_ERR_STATE;
+    if ((unsigned)required > UCOLL_THREAD_MULTIPLE || provided == NULL)
+        return UCOLL_ERR_INVALID_ARG;
+    ucoll_status_t st = init_at_level(oob == NULL, oob, required, world);
+    if (st == UCOLL_OK)
+        *provided = required; /* every level is implemented */
+    return st;
+}
+
+static ucoll_status_t finalize_locked(ucoll_comm_t *world)
+{
     if (world == NULL)
         return UCOLL_ERR_INVALID_ARG;
     if (world->magic == COMM_DEAD)
@@ -293,11 +304,8 @@ UCOLL_EXPORT int ucoll_comm_size(const ucoll_comm_t *comm)
     return (comm != NULL && comm->magic == COMM_MAGIC) ? comm->size : -1;
 }
 
-UCOLL_EXPORT ucoll_status_t ucoll_set_algorithm(ucoll_comm_t *comm, ucoll_coll_t coll,
-                                                const char *alg)
+static ucoll_status_t set_algorithm_locked(ucoll_comm_t *comm, ucoll_coll_t coll, const char *alg)
 {
-    if (api_guard() != UCOLL_OK)
-        return UCOLL_ERR_STATE;
     if (comm == NULL)
         return UCOLL_ERR_INVALID_ARG;
     if (comm->magic == COMM_DEAD)
@@ -330,11 +338,51 @@ static int split_order(const void *a, const void *b)
     return x->rank < y->rank ? -1 : (x->rank > y->rank);
 }
 
-UCOLL_EXPORT ucoll_status_t ucoll_comm_split(ucoll_comm_t *comm, int color, int key,
-                                             ucoll_comm_t **newcomm)
+/* the lowest comm id no member of comm uses, agreed by all of them and marked used here.
+ * Under UCOLL_THREAD_MULTIPLE another thread's split may take an id while this one's
+ * allreduces wait (they let the entry lock go): every rank then reserves the id found, all
+ * learn whether any rank had it taken meanwhile, and if so try again (seeing the reservation).
+ * `used` has room for COMM_ID_WORDS words. */
+static ucoll_status_t agree_comm_id(ucoll_comm_t *comm, uint64_t *used, uint32_t *out)
 {
-    if (api_guard() != UCOLL_OK)
-        return UCOLL_ERR_STATE;
+    uint64_t *mine = comm->ctx->comm_ids_used;
+    for (;;) {
+        memcpy(used, mine, COMM_ID_WORDS * sizeof(*used));
+        ucoll_status_t st =
+            ucoll_allreduce(comm, UCOLL_IN_PLACE, used, COMM_ID_WORDS, UCOLL_UINT64, UCOLL_OP_BOR);
+        if (st != UCOLL_OK)
+            return st;
+        uint32_t id = 0;
+        while (id < UCOLL_MAX_COMMS && (used[id / 64] >> (id % 64) & 1))
+            id++;
+        if (id >= UCOLL_MAX_COMMS) { /* every rank of comm sees the same bitmap: all fail */
+            if (comm->rank == 0)
+                fprintf(stderr,
+                        "ucoll: ucoll_comm_split: all %d ids for split communicators are "
+                        "taken (failed ones stay taken until ucoll_finalize)\n",
+                        UCOLL_MAX_COMMS - 2);
+            return UCOLL_ERR_NOT_SUPPORTED;
+        }
+        const uint64_t bit = UINT64_C(1) << (id % 64);
+        const int free_here = !(mine[id / 64] & bit);
+        mine[id / 64] |= bit;
+        *out = id;
+        if (!entry_multiple)
+            return UCOLL_OK; /* no other thread: the snapshot is still true */
+        int64_t all_free = free_here;
+        st = ucoll_allreduce(comm, UCOLL_IN_PLACE, &all_free, 1, UCOLL_INT64, UCOLL_OP_MIN);
+        if (st == UCOLL_OK && all_free)
+            return UCOLL_OK;
+        if (free_here)
+            mine[id / 64] &= ~bit; /* the reservation goes; another split's mark stays */
+        if (st != UCOLL_OK)
+            return st;
+    }
+}
+
+static ucoll_status_t comm_split_locked(ucoll_comm_t *comm, int color, int key,
+                                        ucoll_comm_t **newcomm)
+{
     if (comm == NULL || newcomm == NULL)
         return UCOLL_ERR_INVALID_ARG;
     if (comm->magic == COMM_DEAD)
@@ -358,10 +406,11 @@ UCOLL_EXPORT ucoll_status_t ucoll_comm_split(ucoll_comm_t *comm, int color, int 
     all[2 * comm->rank + 1] = key;
     ucoll_status_t st =
         ucoll_allreduce(comm, UCOLL_IN_PLACE, all, (size_t)p * 2, UCOLL_INT64, UCOLL_OP_SUM);
-    uint64_t *used = (uint64_t *)all + 2 * p;
-    memcpy(used, ctx->comm_ids_used, sizeof(ctx->comm_ids_used));
+    /* the lowest id no member of comm uses: each new comm's members are a subset, and the
+     * comms of different colors are disjoint, so they may share it */
+    uint32_t id = 0;
     if (st == UCOLL_OK)
-        st = ucoll_allreduce(comm, UCOLL_IN_PLACE, used, COMM_ID_WORDS, UCOLL_UINT64, UCOLL_OP_BOR);
+        st = agree_comm_id(comm, (uint64_t *)all + 2 * p, &id);
     if (st != UCOLL_OK)
         goto out;
     int n = 0, my_new_rank = -1;
@@ -373,21 +422,8 @@ UCOLL_EXPORT ucoll_status_t ucoll_comm_split(ucoll_comm_t *comm, int color, int 
             n++;
         }
     }
-    /* the lowest id no member of comm uses: each new comm's members are a subset, and the
-     * comms of different colors are disjoint, so they may share it */
-    uint32_t id = 0;
-    while (id < UCOLL_MAX_COMMS && (used[id / 64] >> (id % 64) & 1))
-        id++;
-    if (id >= UCOLL_MAX_COMMS) { /* every rank of comm sees the same bitmap: all fail */
-        if (comm->rank == 0)
-            fprintf(stderr,
-                    "ucoll: ucoll_comm_split: all %d ids for split communicators are "
-                    "taken (failed ones stay taken until ucoll_finalize)\n",
-                    UCOLL_MAX_COMMS - 2);
-        st = UCOLL_ERR_NOT_SUPPORTED;
-        goto out;
-    }
     if (color < 0) {
+        ctx->comm_ids_used[id / 64] &= ~(UINT64_C(1) << (id % 64)); /* no comm here */
         *newcomm = NULL;
         goto out;
     }
@@ -397,10 +433,10 @@ UCOLL_EXPORT ucoll_status_t ucoll_comm_split(ucoll_comm_t *comm, int color, int 
             my_new_rank = i;
     ucoll_comm_t *nc = comm_new(ctx, my_new_rank, n, id);
     if (nc == NULL) {
+        ctx->comm_ids_used[id / 64] &= ~(UINT64_C(1) << (id % 64));
         st = UCOLL_ERR_NO_MEMORY;
         goto out;
     }
-    ctx->comm_ids_used[id / 64] |= UINT64_C(1) << (id % 64);
     for (int i = 0; i < n; i++)
         nc->world_rank[i] = comm->world_rank[members[i].rank];
     memcpy(nc->alg, comm->alg, sizeof(nc->alg));
@@ -411,10 +447,8 @@ out:
     return st;
 }
 
-UCOLL_EXPORT ucoll_status_t ucoll_comm_free(ucoll_comm_t *comm)
+static ucoll_status_t comm_free_locked(ucoll_comm_t *comm)
 {
-    if (api_guard() != UCOLL_OK)
-        return UCOLL_ERR_STATE;
     if (comm == NULL)
         return UCOLL_ERR_INVALID_ARG;
     if (comm->magic == COMM_DEAD)
@@ -458,4 +492,51 @@ UCOLL_EXPORT ucoll_status_t ucoll_comm_free(ucoll_comm_t *comm)
         }
     }
     return UCOLL_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * the entry points above, each under the entry lock (UCOLL_THREAD_MULTIPLE only; entry_lock.h)
+ * after the guard's refusals
+ */
+
+UCOLL_EXPORT ucoll_status_t ucoll_finalize(ucoll_comm_t *world)
+{
+    if (api_guard() != UCOLL_OK)
+        return UCOLL_ERR_STATE;
+    entry_lock();
+    ucoll_status_t st = finalize_locked(world);
+    entry_unlock();
+    return st;
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_set_algorithm(ucoll_comm_t *comm, ucoll_coll_t coll,
+                                                const char *alg)
+{
+    if (api_guard() != UCOLL_OK)
+        return UCOLL_ERR_STATE;
+    entry_lock();
+    ucoll_status_t st = set_algorithm_locked(comm, coll, alg);
+    entry_unlock();
+    return st;
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_comm_split(ucoll_comm_t *comm, int color, int key,
+                                             ucoll_comm_t **newcomm)
+{
+    if (api_guard() != UCOLL_OK)
+        return UCOLL_ERR_STATE;
+    entry_lock();
+    ucoll_status_t st = comm_split_locked(comm, color, key, newcomm);
+    entry_unlock();
+    return st;
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_comm_free(ucoll_comm_t *comm)
+{
+    if (api_guard() != UCOLL_OK)
+        return UCOLL_ERR_STATE;
+    entry_lock();
+    ucoll_status_t st = comm_free_locked(comm);
+    entry_unlock();
+    return st;
 }

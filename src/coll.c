@@ -116,34 +116,49 @@ static void setup_request(ucoll_request_t *req, ucoll_comm_t *comm, const coll_a
 
 /* the comm's blocking request that already holds this schedule, else a free slot's or the
  * least recently used one; moved to the front (the previous front's scratch goes back to the
- * pool). NULL: out of memory */
+ * pool). A request still running in another thread (UCOLL_THREAD_MULTIPLE, threads sharing the
+ * comm) is never taken, nor its scratch: when every slot is busy the call gets a request of
+ * its own, outside the cache (run_blocking frees it). NULL: out of memory */
 static ucoll_request_t *blocking_request(ucoll_comm_t *comm, const alg_desc_t *alg,
                                          const sched_args_t *sa)
 {
     int pick = -1;
     for (int i = 0; i < COMM_BLOCKING_CACHE && comm->blocking[i] != NULL && pick < 0; i++)
-        if (same_schedule(comm->blocking[i], alg, sa))
+        if (same_schedule(comm->blocking[i], alg, sa) && !comm->blocking[i]->active)
             pick = i;
     if (pick < 0) {
         pick = 0;
         while (pick < COMM_BLOCKING_CACHE - 1 && comm->blocking[pick] != NULL)
             pick++;
-        if (comm->blocking[pick] == NULL) {
+        while (pick >= 0 && comm->blocking[pick] != NULL && comm->blocking[pick]->active)
+            pick--; /* the least recently used slot not in use */
+        if (pick < 0 || comm->blocking[pick] == NULL) {
             ucoll_request_t *req = calloc(1, sizeof(*req));
             if (req == NULL)
                 return NULL;
             sched_init(&req->sched);
             req->blocking = 1;
             req->comm = comm;
+            if (pick < 0)
+                return req;
             comm->blocking[pick] = req;
         }
     }
     ucoll_request_t *req = comm->blocking[pick];
-    if (pick > 0) /* the pool lends the scratch to the new front: kept once, not per entry */
+    if (pick > 0 && !comm->blocking[0]->active) /* the pool lends the scratch to the new front */
         exec_release_scratch(comm->blocking[0]);
     memmove(&comm->blocking[1], &comm->blocking[0], (size_t)pick * sizeof(req));
     comm->blocking[0] = req;
     return req;
+}
+
+/* a request of blocking_request's that is not in the cache */
+static int outside_cache(const ucoll_request_t *req)
+{
+    for (int i = 0; i < COMM_BLOCKING_CACHE; i++)
+        if (req->comm->blocking[i] == req)
+            return 0;
+    return 1;
 }
 
 /* nothing to communicate: an empty vector (every rank passes count 0). Under UCOLL_CHECK the
@@ -153,10 +168,8 @@ static int trivially_done(const ucoll_comm_t *comm, const coll_args_t *a)
     return a->coll != UCOLL_COLL_BARRIER && a->count == 0 && !comm_checks(comm);
 }
 
-static ucoll_status_t run_blocking(ucoll_comm_t *comm, const coll_args_t *a)
+static ucoll_status_t run_blocking_locked(ucoll_comm_t *comm, const coll_args_t *a)
 {
-    if (guard_check() != UCOLL_OK)
-        return UCOLL_ERR_STATE;
     ucoll_status_t st = check_args(comm, a);
     if (st != UCOLL_OK || (st = exec_may_start(comm)) != UCOLL_OK)
         return st; /* (before progress could make ranks disagree about the window) */
@@ -176,16 +189,19 @@ static ucoll_status_t run_blocking(ucoll_comm_t *comm, const coll_args_t *a)
     if (req == NULL)
         return UCOLL_ERR_NO_MEMORY;
     setup_request(req, comm, a, alg, param, &sa);
-    if ((st = exec_start(req)) != UCOLL_OK)
-        return st;
-    return request_wait(req);
+    if ((st = exec_start(req)) == UCOLL_OK)
+        st = request_wait(req);
+    if (outside_cache(req)) {
+        exec_release(req);
+        sched_destroy(&req->sched);
+        free(req);
+    }
+    return st;
 }
 
-static ucoll_status_t new_request(ucoll_comm_t *comm, const coll_args_t *a, int persistent,
-                                  ucoll_request_t **out)
+static ucoll_status_t new_request_locked(ucoll_comm_t *comm, const coll_args_t *a, int persistent,
+                                         ucoll_request_t **out)
 {
-    if (guard_check() != UCOLL_OK)
-        return UCOLL_ERR_STATE;
     if (out == NULL)
         return UCOLL_ERR_INVALID_ARG;
     ucoll_status_t st = check_args(comm, a);
@@ -233,6 +249,28 @@ static ucoll_status_t new_request(ucoll_comm_t *comm, const coll_args_t *a, int 
     live_requests = req;
     *out = req;
     return UCOLL_OK;
+}
+
+/* the two above under the entry lock (UCOLL_THREAD_MULTIPLE only), after the guard */
+static ucoll_status_t run_blocking(ucoll_comm_t *comm, const coll_args_t *a)
+{
+    if (guard_check() != UCOLL_OK)
+        return UCOLL_ERR_STATE;
+    entry_lock();
+    ucoll_status_t st = run_blocking_locked(comm, a);
+    entry_unlock();
+    return st;
+}
+
+static ucoll_status_t new_request(ucoll_comm_t *comm, const coll_args_t *a, int persistent,
+                                  ucoll_request_t **out)
+{
+    if (guard_check() != UCOLL_OK)
+        return UCOLL_ERR_STATE;
+    entry_lock();
+    ucoll_status_t st = new_request_locked(comm, a, persistent, out);
+    entry_unlock();
+    return st;
 }
 
 static ucoll_status_t check_request(const ucoll_request_t *req)
@@ -375,10 +413,8 @@ UCOLL_EXPORT ucoll_status_t ucoll_bcast_init(ucoll_comm_t *comm, void *buf, size
     return new_request(comm, &a, 1, req);
 }
 
-UCOLL_EXPORT ucoll_status_t ucoll_start(ucoll_request_t *req)
+static ucoll_status_t start_locked(ucoll_request_t *req)
 {
-    if (guard_check() != UCOLL_OK)
-        return UCOLL_ERR_STATE;
     ucoll_status_t st = check_request(req);
     if (st != UCOLL_OK)
         return st;
@@ -394,10 +430,8 @@ UCOLL_EXPORT ucoll_status_t ucoll_start(ucoll_request_t *req)
     return exec_start(req);
 }
 
-UCOLL_EXPORT ucoll_status_t ucoll_test(ucoll_request_t *req)
+static ucoll_status_t test_locked(ucoll_request_t *req)
 {
-    if (guard_check() != UCOLL_OK)
-        return UCOLL_ERR_STATE;
     ucoll_status_t st = check_request(req);
     if (st != UCOLL_OK)
         return st;
@@ -407,10 +441,8 @@ UCOLL_EXPORT ucoll_status_t ucoll_test(ucoll_request_t *req)
     return req->active ? UCOLL_INPROGRESS : req->status;
 }
 
-UCOLL_EXPORT ucoll_status_t ucoll_wait(ucoll_request_t *req)
+static ucoll_status_t wait_locked(ucoll_request_t *req)
 {
-    if (guard_check() != UCOLL_OK)
-        return UCOLL_ERR_STATE;
     ucoll_status_t st = check_request(req);
     if (st != UCOLL_OK)
         return st;
@@ -434,10 +466,8 @@ void coll_release_requests(ucoll_ctx_t *ctx)
         }
 }
 
-UCOLL_EXPORT ucoll_status_t ucoll_request_free(ucoll_request_t *req)
+static ucoll_status_t request_free_locked(ucoll_request_t *req)
 {
-    if (guard_check() != UCOLL_OK)
-        return UCOLL_ERR_STATE;
     ucoll_status_t st = check_request(req);
     if (st == UCOLL_ERR_STATE) { /* after finalize: its resources went with the context */
         ucoll_request_t **p = &live_requests;
@@ -469,4 +499,49 @@ UCOLL_EXPORT ucoll_status_t ucoll_request_free(ucoll_request_t *req)
     req->magic = 0;
     free(req);
     return UCOLL_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * the request entry points above, each under the entry lock (UCOLL_THREAD_MULTIPLE only) after
+ * the guard's refusal
+ */
+
+UCOLL_EXPORT ucoll_status_t ucoll_start(ucoll_request_t *req)
+{
+    if (guard_check() != UCOLL_OK)
+        return UCOLL_ERR_STATE;
+    entry_lock();
+    ucoll_status_t st = start_locked(req);
+    entry_unlock();
+    return st;
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_test(ucoll_request_t *req)
+{
+    if (guard_check() != UCOLL_OK)
+        return UCOLL_ERR_STATE;
+    entry_lock();
+    ucoll_status_t st = test_locked(req);
+    entry_unlock();
+    return st;
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_wait(ucoll_request_t *req)
+{
+    if (guard_check() != UCOLL_OK)
+        return UCOLL_ERR_STATE;
+    entry_lock();
+    ucoll_status_t st = wait_locked(req);
+    entry_unlock();
+    return st;
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_request_free(ucoll_request_t *req)
+{
+    if (guard_check() != UCOLL_OK)
+        return UCOLL_ERR_STATE;
+    entry_lock();
+    ucoll_status_t st = request_free_locked(req);
+    entry_unlock();
+    return st;
 }

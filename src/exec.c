@@ -519,5 +519,6 @@ ucoll_status_t request_wait(ucoll_request_t *req)
             tp_idle(ctx->tp, &idle);
         else
             idle = 0;
+        entry_let_others_in(); /* UCOLL_THREAD_MULTIPLE: another thread may finish req */
     }
 }

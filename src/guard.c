@@ -1,8 +1,9 @@
-/* The two reasons to refuse any call (guard.h). Plain ints: ucoll is single-threaded. */
+/* The two reasons to refuse any call (guard.h). The user-op depth is per thread: under
+ * UCOLL_THREAD_MULTIPLE another thread's calls go on while one thread runs a user op. */
 #include "guard.h"
 
-static int user_fn_depth;
-static int forked;
+static _Thread_local int user_fn_depth __attribute__((tls_model("initial-exec")));
+static int forked; /* set in a forked child, which has one thread */
 
 ucoll_status_t guard_check(void)
 {

@@ -1,7 +1,8 @@
 /*
  * Calls ucoll refuses whatever their arguments: from inside a user op (they would re-enter the
  * executor that is applying it) and in a forked child of an initialised process (its rings and
- * endpoints are the parent's). Two flags, read by every entry point.
+ * endpoints are the parent's). Two flags, read by every entry point before it takes the
+ * entry lock (entry_lock.h); the first one is per thread.
  */
 #ifndef UCOLL_GUARD_H
 #define UCOLL_GUARD_H

@@ -10,6 +10,7 @@
 #include "alg/alg.h"
 #include "alg/cost.h"
 #include "dtype.h"
+#include "entry_lock.h"
 #include "guard.h"
 #include "sched.h"
 #include "tag.h"

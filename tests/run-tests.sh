@@ -463,6 +463,11 @@ shm_counts_check "badinput np=4" 4 some
 # overlap: nonblocking collectives waited for after 3 s of computation, UCOLL_TIMEOUT=2 (set by
 # the program): time outside ucoll is no timeout
 run_job "overlap np=3" 3 120 "" tests/mp/overlap_test --expect-size 3
+# UCOLL_THREAD_MULTIPLE: 4 threads with 10000 checked collectives each on comms of their own,
+# then requests completed by another thread than the one that posted them
+for np in 2 4; do
+    run_job "thread_test np=$np" "$np" 120 "" tests/mp/thread_test --expect-size "$np"
+done
 # config: malformed UCOLL_* values make ucoll_init fail with a message naming the variable
 run_job "config_test (no launcher)" none 120 "" tests/mp/config_test
 # settings that must agree, differing between even and odd ranks: ucoll_init fails with
@@ -535,7 +540,8 @@ trap - EXIT
 # The Check unit tests and mp_test at np = 2 and 3 from an ASan+UBSan build (tests/sanitize.sh:
 # out of tree, in build/asan), then mp_test at np = 2 with each rank under valgrind's memcheck
 # (the normal build). Any report fails the test; the only suppressions are PMIx's own leaks
-# (tests/asan.supp, tests/valgrind.supp).
+# (tests/asan.supp, tests/valgrind.supp). Then thread_test at np = 2 from a ThreadSanitizer
+# build (build/tsan): any report fails it.
 # shellcheck source=tests/sanitize.sh
 . tests/sanitize.sh
 section "sanitizers: ASan + UBSan build (build/asan)"
@@ -595,6 +601,18 @@ if ucoll_san_build "$PWD" "$SAN_DIR" "$LOGDIR/asan-build.log"; then
         "$SAN_DIR/obj/tests/mp/badinput_test" --only-misuse
 else
     fail "asan+ubsan build (tests/sanitize.sh) in $SAN_DIR" "$LOGDIR/asan-build.log"
+fi
+
+section "sanitizers: ThreadSanitizer build (build/tsan)"
+TSAN_DIR="$PWD/build/tsan"
+san_t0=$SECONDS
+if ucoll_tsan_build "$PWD" "$TSAN_DIR" "$LOGDIR/tsan-build.log"; then
+    pass "tsan build in $TSAN_DIR/obj ($((SECONDS - san_t0)) s): CFLAGS=$UCOLL_TSAN_CFLAGS"
+    # every rank's threads under TSan; a data race or lock-order report fails the launch
+    run_job "tsan: thread_test np=2" 2 600 "$UCOLL_TSAN_ENVS" \
+        "$TSAN_DIR/obj/tests/mp/thread_test" --expect-size 2
+else
+    fail "tsan build (tests/sanitize.sh) in $TSAN_DIR" "$LOGDIR/tsan-build.log"
 fi
 
 section "valgrind (memcheck) on every rank"

@@ -104,8 +104,10 @@ static int count_cpus(void)
     return 1;
 }
 
-/* one UCP context and worker; eager_only: no rendezvous (see transport.h) */
-static ucs_status_t ucp_open(struct tp_ucp *u, int nranks, int eager_only)
+/* one UCP context and worker; eager_only: no rendezvous (see transport.h); thread_mode: the
+ * worker's, SERIALIZED when several threads use it one at a time */
+static ucs_status_t ucp_open(struct tp_ucp *u, int nranks, int eager_only,
+                             ucs_thread_mode_t thread_mode)
 {
     ucp_config_t *config = NULL;
     ucp_params_t params;
@@ -126,7 +128,7 @@ static ucs_status_t ucp_open(struct tp_ucp *u, int nranks, int eager_only)
     ucp_worker_params_t wparams;
     memset(&wparams, 0, sizeof(wparams));
     wparams.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-    wparams.thread_mode = UCS_THREAD_MODE_SINGLE;
+    wparams.thread_mode = thread_mode;
     st = ucp_worker_create(u->context, &wparams, &u->worker);
     if (st != UCS_OK)
         return st;
@@ -164,7 +166,8 @@ static const char *mode_name(int32_t mode)
 
 ucoll_status_t tp_create(int rank, int nranks, const int *local_ranks, int nlocal, uint64_t machine,
                          int shm_fd, tp_yield_mode_t yield_mode, tp_failure_mode_t mode,
-                         tp_lookup_fn lookup, void *lookup_arg, tp_ctx_t **out)
+                         ucoll_thread_level_t level, tp_lookup_fn lookup, void *lookup_arg,
+                         tp_ctx_t **out)
 {
     tp_ctx_t *tp = calloc(1, sizeof(*tp));
     ucs_status_t st = UCS_OK;
@@ -204,9 +207,11 @@ ucoll_status_t tp_create(int rank, int nranks, const int *local_ranks, int nloca
      * otherwise NET for all */
     const int need_host = mode == TP_FAILURE_AUTO;
     const int need_net = mode != TP_FAILURE_AUTO || nlocal < nranks;
-    if (need_host && (st = ucp_open(&tp->ucp[TP_HOST], nranks, 1)) != UCS_OK)
+    const ucs_thread_mode_t tm =
+        level >= UCOLL_THREAD_SERIALIZED ? UCS_THREAD_MODE_SERIALIZED : UCS_THREAD_MODE_SINGLE;
+    if (need_host && (st = ucp_open(&tp->ucp[TP_HOST], nranks, 1, tm)) != UCS_OK)
         goto err_ucs;
-    if (need_net && (st = ucp_open(&tp->ucp[TP_NET], nranks, 0)) != UCS_OK)
+    if (need_net && (st = ucp_open(&tp->ucp[TP_NET], nranks, 0, tm)) != UCS_OK)
         goto err_ucs;
 
     tp->address_len = BLOB_ADDRS + 2 * sizeof(uint32_t) + tp->ucp[TP_HOST].address_len +

@@ -90,10 +90,13 @@ typedef ucoll_status_t (*tp_lookup_fn)(void *arg, int peer, void **blob, size_t 
  *         256 KiB-4 MiB (README, Errors and failures).
  *   NET   the peers on other hosts (created only if there are any), UCX peer error handling,
  *         UCX's protocols as configured; the only context that registers memory.
- * Modes UCX and TIMEOUT: NET only, for every peer. */
+ * Modes UCX and TIMEOUT: NET only, for every peer.
+ * level: SERIALIZED and MULTIPLE (the caller serialises the calls) make UCX workers that
+ * several threads may use one at a time; SINGLE and FUNNELED keep UCX's single-thread mode. */
 ucoll_status_t tp_create(int rank, int nranks, const int *local_ranks, int nlocal, uint64_t machine,
                          int shm_fd, tp_yield_mode_t yield_mode, tp_failure_mode_t mode,
-                         tp_lookup_fn lookup, void *lookup_arg, tp_ctx_t **tp);
+                         ucoll_thread_level_t level, tp_lookup_fn lookup, void *lookup_arg,
+                         tp_ctx_t **tp);
 /* this process's on-host segment, made before tp_create; -1 if none */
 int tp_shm_segment(void);
 /* what to publish to the other ranks: process id, on-host segment, worker addresses */
