@@ -255,8 +255,8 @@ static uint64_t int_input(uint64_t h, unsigned bits, ucoll_op_t op, int rank)
     }
 }
 
-/* a floating input: multiples of 1/4 below 2^11 in magnitude (4096 ranks sum below 2^23,
- * exact in float32), or a product factor that is a power of two */
+/* a floating input: a multiple of 1/4 of magnitude at most 2^10 (sums of 4096 ranks stay
+ * within 2^24 quarters, exact in float32), or a product factor that is a power of two */
 static double float_input(uint64_t h, ucoll_op_t op)
 {
     if (op == UCOLL_OP_PROD) {

@@ -37,8 +37,9 @@ uint64_t mpt_affine_then(uint64_t first, uint64_t second);
 
 /* buf[0..n) = rank's input for a collective on (dt, op) under salt. Element i depends on
  * (salt, rank, i) only, so the input for count n is a prefix of that for any larger count.
- * Every value is exact in dt and so is every combination of up to 4096 ranks' values: floats
- * are small multiples of 1/4 (sums and MIN/MAX) or +-1/2, 1, 2 (products). The values suit the
+ * Every value is exact in dt, and so is every combination of up to 4096 ranks' values (sums
+ * of floats: multiples of 1/4 of magnitude at most 2^10) or of 256 (products of floats: +-1/2,
+ * 1 or 2, whose exponents stay far from float32's range in practice). The values suit the
  * op: BAND clears one or two bits, BOR sets one, LAND is true 7 times in 8, LOR once in 8, LXOR
  * half the time, a true value of rank 0 being 1 (so every single-operand result is 0 or 1),
  * of other ranks any non-zero value; integer products take odd factors (never 0 modulo
