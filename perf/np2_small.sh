@@ -3,7 +3,7 @@
 # that does not depend on the machine's load. perf/np2_calls.c, built against the library of a
 # build directory, runs on 2 ranks, one of them under `valgrind --tool=callgrind`, and calls
 # allreduce, reduce, exscan, scan and bcast (int64 sum, root 0; 50 untimed calls first), each
-# after a barrier and, on the measured rank, a sleep (-s, 10 ms): the measured rank arrives
+# after a barrier and, on the measured rank, a sleep (-s, 30 ms): the measured rank arrives
 # last and finds its peer's messages there, so its count holds no waiting. Run once with N1 and once with N2 calls of each;
 # (inclusive Ir of ucoll_COLL at N2 - at N1) / (N2 - N1) is the cost of one call, one-time
 # costs (connections, first-touch paths) cancelling out. A peer that loses its core for longer
@@ -14,12 +14,13 @@
 #   -r  the rank measured: 0 (the root of reduce and bcast, default) or 1
 #   -b  bytes per rank, a multiple of 8 up to 4096 (default 8)
 #   -1, -2  the two call counts (default 20 and 100); -k  launches per figure (default 3)
-#   -s  the measured rank's sleep before each call, in ms (default 10)
+#   -s  the measured rank's sleep before each call, in ms (default 30: on a loaded machine a
+#       peer that yields its core may come back only after several ms)
 # Prints a line per collective: COLL Ir/call. Two builds: run it twice, -B each.
 set -euo pipefail
 
 srcdir=$(cd "$(dirname "$0")/.." && pwd)
-build=. rank=0 bytes=8 n1=20 n2=100 reps=3 sleep_ms=10
+build=. rank=0 bytes=8 n1=20 n2=100 reps=3 sleep_ms=30
 while getopts "B:r:b:1:2:k:s:h" opt; do
     case $opt in
     B) build=$OPTARG ;;
