@@ -40,6 +40,25 @@ static double op_gamma(const ucoll_ctx_t *ctx, ucoll_op_t op, ucoll_dtype_t dtyp
     return worst;
 }
 
+/* auto's choice when the comm's last one for coll does not apply, remembered for the next
+ * call; apart from the hit path so that a small collective's selection stays a short leaf */
+__attribute__((noinline)) static ucoll_status_t
+select_auto(ucoll_comm_t *comm, ucoll_coll_t coll, ucoll_op_t op, ucoll_dtype_t dtype, size_t count,
+            int commutative, double gamma_ns, const alg_desc_t **alg, int *param)
+{
+    const ucoll_ctx_t *ctx = comm->ctx;
+    cost_params_t cost = ctx->net;
+    cost.gamma_ns = gamma_ns;
+    const size_t bytes = coll == UCOLL_COLL_BARRIER ? 0 : count * dtype_size(dtype);
+    const char *name = cost_select(coll, comm->size, bytes, commutative, &cost,
+                                   ctx->cfg.reduce_rhrd_min, ctx->cfg.allreduce_rhrd_min);
+    if ((*alg = alg_lookup(coll, name, param)) == NULL)
+        return UCOLL_ERR_INVALID_ARG; /* not reached: cost_select names registry entries */
+    comm->last_auto[coll] =
+        (struct auto_choice){1, commutative, op, dtype, count, gamma_ns, *alg, *param};
+    return UCOLL_OK;
+}
+
 ucoll_status_t select_algorithm(ucoll_comm_t *comm, ucoll_coll_t coll, ucoll_op_t op,
                                 ucoll_dtype_t dtype, size_t count, const alg_desc_t **alg,
                                 int *param)
@@ -51,23 +70,15 @@ ucoll_status_t select_algorithm(ucoll_comm_t *comm, ucoll_coll_t coll, ucoll_op_
     if (*alg != NULL && (commutative || ((*alg)->flags & ALG_ORDER_PRESERVING)))
         return UCOLL_OK;
     /* auto, or a reordering algorithm chosen for a non-commutative op */
-    const ucoll_ctx_t *ctx = comm->ctx;
-    cost_params_t cost = ctx->net;
-    cost.gamma_ns = coll == UCOLL_COLL_EXSCAN ? op_gamma(ctx, op, dtype) : 0;
-    struct auto_choice *last = &comm->last_auto[coll];
+    const double gamma_ns = coll == UCOLL_COLL_EXSCAN ? op_gamma(comm->ctx, op, dtype) : 0;
+    const struct auto_choice *last = &comm->last_auto[coll];
     if (last->valid && last->op == op && last->dtype == dtype && last->count == count &&
-        last->commutative == commutative && last->gamma_ns == cost.gamma_ns) {
+        last->commutative == commutative && last->gamma_ns == gamma_ns) {
         *alg = last->alg;
         *param = last->param;
         return UCOLL_OK;
     }
-    const size_t bytes = coll == UCOLL_COLL_BARRIER ? 0 : count * dtype_size(dtype);
-    const char *name = cost_select(coll, comm->size, bytes, commutative, &cost,
-                                   ctx->cfg.reduce_rhrd_min, ctx->cfg.allreduce_rhrd_min);
-    if ((*alg = alg_lookup(coll, name, param)) == NULL)
-        return UCOLL_ERR_INVALID_ARG; /* not reached: cost_select names registry entries */
-    *last = (struct auto_choice){1, commutative, op, dtype, count, cost.gamma_ns, *alg, *param};
-    return UCOLL_OK;
+    return select_auto(comm, coll, op, dtype, count, commutative, gamma_ns, alg, param);
 }
 
 void select_comm_cleanup(ucoll_comm_t *comm)

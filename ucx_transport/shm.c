@@ -311,26 +311,34 @@ static unsigned abandon_peer(shm_chan_t *ch, struct shm_peer *p, const char *wha
     return n;
 }
 
+/* the first send to p maps p's ring; 0 (op failed) when that fails. Out of shm_send's line so
+ * that every later send stays short. */
+__attribute__((noinline, cold)) static int map_on_first_send(shm_chan_t *ch, struct shm_peer *p,
+                                                             tp_op_t *op)
+{
+    if (p->map_failed || (p->out = map_peer_ring(p->pid, p->fd, ch->me)) == NULL) {
+        if (!p->map_failed)
+            fprintf(stderr,
+                    "ucoll: rank %d cannot map the shared memory of rank %d (pid %ld): %s "
+                    "(UCOLL_SHM=0 sends small messages on this host through UCX instead)\n",
+                    ch->rank, p->rank, p->pid, strerror(errno));
+        p->map_failed = 1; /* said once; every send to p fails alike */
+        op->status = UCOLL_ERR_TRANSPORT;
+        op->done = 1;
+        return 0;
+    }
+    ch->stats.rings++;
+    return 1;
+}
+
 void shm_send(shm_chan_t *ch, int peer, const void *buf, size_t len, uint64_t tag, tp_op_t *op)
 {
     struct shm_peer *p = peer_of(ch, peer);
     op->via_shm = 1;
     op->buf = (void *)buf;
     op->tag = tag;
-    if (p->out == NULL && !p->broken) { /* the first send to p */
-        if (p->map_failed || (p->out = map_peer_ring(p->pid, p->fd, ch->me)) == NULL) {
-            if (!p->map_failed)
-                fprintf(stderr,
-                        "ucoll: rank %d cannot map the shared memory of rank %d (pid %ld): %s "
-                        "(UCOLL_SHM=0 sends small messages on this host through UCX instead)\n",
-                        ch->rank, p->rank, p->pid, strerror(errno));
-            p->map_failed = 1; /* said once; every send to p fails alike */
-            op->status = UCOLL_ERR_TRANSPORT;
-            op->done = 1;
-            return;
-        }
-        ch->stats.rings++;
-    }
+    if (p->out == NULL && !p->broken && !map_on_first_send(ch, p, op))
+        return;
     if (p->broken) {
         fail_op(op);
         return;

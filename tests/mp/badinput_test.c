@@ -104,35 +104,11 @@ static void fail(const char *name, const char *fmt, ...)
     n_failed++;
 }
 
+/* the status's name without the UCOLL_ prefix */
 static const char *st_name(ucoll_status_t st)
 {
-    switch (st) {
-    case UCOLL_OK:
-        return "OK";
-    case UCOLL_INPROGRESS:
-        return "INPROGRESS";
-    case UCOLL_ERR_INVALID_ARG:
-        return "ERR_INVALID_ARG";
-    case UCOLL_ERR_NO_MEMORY:
-        return "ERR_NO_MEMORY";
-    case UCOLL_ERR_NOT_SUPPORTED:
-        return "ERR_NOT_SUPPORTED";
-    case UCOLL_ERR_BOOTSTRAP:
-        return "ERR_BOOTSTRAP";
-    case UCOLL_ERR_TRANSPORT:
-        return "ERR_TRANSPORT";
-    case UCOLL_ERR_PEER_FAILED:
-        return "ERR_PEER_FAILED";
-    case UCOLL_ERR_TIMED_OUT:
-        return "ERR_TIMED_OUT";
-    case UCOLL_ERR_TRUNCATED:
-        return "ERR_TRUNCATED";
-    case UCOLL_ERR_STATE:
-        return "ERR_STATE";
-    case UCOLL_ERR_MISMATCH:
-        return "ERR_MISMATCH";
-    }
-    return "UNKNOWN";
+    const char *name = mpt_status_name(st);
+    return strncmp(name, "UCOLL_", 6) == 0 ? name + 6 : name;
 }
 
 static int expect(const char *name, ucoll_status_t got, ucoll_status_t want)
@@ -914,10 +890,10 @@ static void test_misuse(ucoll_comm_t *w)
 
 /* ---------------------------------------------------------------- mismatched counts */
 
-static void fill_i32(int32_t *p, size_t n, int salt)
+/* rank's int32 data under salt (only compared for being unchanged, or the root's arriving) */
+static void fill_i32(int32_t *p, size_t n, int rank, int salt)
 {
-    for (size_t i = 0; i < n; i++)
-        p[i] = (int32_t)(i * 2654435761u) ^ salt;
+    mpt_fill_input(p, n, UCOLL_INT32, UCOLL_OP_BXOR, rank, (uint64_t)salt);
 }
 
 /* One mismatched collective: coll with count my_count on this rank (root 0 for bcast).
@@ -933,9 +909,9 @@ static void mismatch(ucoll_comm_t *w, const char *what, ucoll_coll_t coll, size_
     gbuf_t sb, rb;
     gb_init(&sb, my_count * 4, 3);
     gb_init(&rb, my_count * 4, 4);
-    fill_i32(gb_ptr(&sb), my_count, 7);
+    fill_i32(gb_ptr(&sb), my_count, g_rank, 7);
     if (coll == UCOLL_COLL_BCAST && g_rank == 0)
-        fill_i32(gb_ptr(&rb), my_count, 11);
+        fill_i32(gb_ptr(&rb), my_count, 0, 11);
     gb_snapshot(&sb);
     gb_snapshot(&rb);
     double t0 = now();
@@ -958,7 +934,7 @@ static void mismatch(ucoll_comm_t *w, const char *what, ucoll_coll_t coll, size_
     if (st == UCOLL_OK && coll == UCOLL_COLL_BCAST && g_rank != 0) {
         /* a rank that returns OK got the root's data for its count */
         int32_t *want = xalloc(my_count * 4 + 4);
-        fill_i32(want, my_count, 11);
+        fill_i32(want, my_count, 0, 11);
         n_checks++;
         if (my_count > root_count || memcmp(want, gb_ptr(&rb), my_count * 4) != 0)
             fail(name, "returned OK with data that is not the root's");
@@ -1069,9 +1045,9 @@ static void late_rank(ucoll_comm_t *w, const char *what, ucoll_coll_t coll, size
     gbuf_t sb, rb;
     gb_init(&sb, count * 4, 5);
     gb_init(&rb, count * 4, 6);
-    fill_i32(gb_ptr(&sb), count, 13);
+    fill_i32(gb_ptr(&sb), count, g_rank, 13);
     if (coll == UCOLL_COLL_BCAST && g_rank == late)
-        fill_i32(gb_ptr(&rb), count, 17);
+        fill_i32(gb_ptr(&rb), count, late, 17);
     gb_snapshot(&sb);
     gb_snapshot(&rb);
     const double t0 = now();

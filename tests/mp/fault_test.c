@@ -36,6 +36,8 @@
  * call_s is how long that call took; wrong counts results that did not match the reference.
  * The exit status of a survivor is 0 once its record is written (run_fault.sh judges it).
  */
+#include "mp_util.h"
+
 #include <ucoll.h>
 
 #include <errno.h>
@@ -52,19 +54,11 @@
 #define MAX_BATCH 3
 #define MAX_WALL_S 60.0
 
-static uint64_t mix64(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
-
 /* the plan's random stream: identical on every rank */
 static uint64_t rng_state;
 static uint64_t rng_next(void)
 {
-    rng_state = mix64(rng_state);
+    rng_state = mpt_mix64(rng_state);
     return rng_state;
 }
 static uint64_t rng_below(uint64_t n)
@@ -167,62 +161,14 @@ static const kind_t kinds[] = {
 
 static void gen(const kind_t *k, int rank, uint64_t salt, size_t n, void *buf)
 {
-    for (size_t i = 0; i < n; i++) {
-        uint64_t h = mix64(salt ^ mix64((uint64_t)rank * 0x10001u + i));
-        switch (k->dtype) {
-        case UCOLL_INT64:
-            ((int64_t *)buf)[i] = (int64_t)(h >> 2) - (INT64_C(1) << 61);
-            break;
-        case UCOLL_UINT32:
-            ((uint32_t *)buf)[i] = (uint32_t)h;
-            break;
-        case UCOLL_FLOAT64:
-            ((double *)buf)[i] = (double)(int32_t)(h >> 32) / 8.0;
-            break;
-        default:
-            ((int32_t *)buf)[i] = (int32_t)(h >> 32);
-            break;
-        }
-    }
-}
-
-/* inout[i] = in[i] (+) inout[i] */
-static void combine(const kind_t *k, const void *in, void *inout, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        switch (k->dtype) {
-        case UCOLL_INT64: {
-            uint64_t a = (uint64_t)((const int64_t *)in)[i];
-            uint64_t b = (uint64_t)((int64_t *)inout)[i];
-            ((int64_t *)inout)[i] = (int64_t)(a + b);
-            break;
-        }
-        case UCOLL_UINT32:
-            ((uint32_t *)inout)[i] ^= ((const uint32_t *)in)[i];
-            break;
-        case UCOLL_FLOAT64: {
-            double a = ((const double *)in)[i], *b = &((double *)inout)[i];
-            *b = a > *b ? a : *b;
-            break;
-        }
-        default: {
-            int32_t a = ((const int32_t *)in)[i], *b = &((int32_t *)inout)[i];
-            *b = a < *b ? a : *b;
-            break;
-        }
-        }
-    }
+    mpt_fill_input(buf, n, k->dtype, k->op, rank, salt);
 }
 
 /* the combination of ranks lo..hi-1's inputs into out (hi > lo) */
 static void reference(const kind_t *k, int lo, int hi, uint64_t salt, size_t n, void *out,
                       void *tmp)
 {
-    gen(k, hi - 1, salt, n, out);
-    for (int r = hi - 2; r >= lo; r--) {
-        gen(k, r, salt, n, tmp);
-        combine(k, tmp, out, n);
-    }
+    mpt_ref_range(out, tmp, n, k->dtype, k->op, NULL, lo, hi, salt);
 }
 
 /* ---------------------------------------------------------------- one collective */
@@ -407,37 +353,6 @@ static int wait_for_file(const char *path)
     return 1;
 }
 
-static const char *status_name(ucoll_status_t st)
-{
-    switch (st) {
-    case UCOLL_OK:
-        return "UCOLL_OK";
-    case UCOLL_INPROGRESS:
-        return "UCOLL_INPROGRESS";
-    case UCOLL_ERR_INVALID_ARG:
-        return "UCOLL_ERR_INVALID_ARG";
-    case UCOLL_ERR_NO_MEMORY:
-        return "UCOLL_ERR_NO_MEMORY";
-    case UCOLL_ERR_NOT_SUPPORTED:
-        return "UCOLL_ERR_NOT_SUPPORTED";
-    case UCOLL_ERR_BOOTSTRAP:
-        return "UCOLL_ERR_BOOTSTRAP";
-    case UCOLL_ERR_TRANSPORT:
-        return "UCOLL_ERR_TRANSPORT";
-    case UCOLL_ERR_PEER_FAILED:
-        return "UCOLL_ERR_PEER_FAILED";
-    case UCOLL_ERR_TIMED_OUT:
-        return "UCOLL_ERR_TIMED_OUT";
-    case UCOLL_ERR_TRUNCATED:
-        return "UCOLL_ERR_TRUNCATED";
-    case UCOLL_ERR_STATE:
-        return "UCOLL_ERR_STATE";
-    case UCOLL_ERR_MISMATCH:
-        return "UCOLL_ERR_MISMATCH";
-    }
-    return "UNKNOWN";
-}
-
 static void usage(void)
 {
     fprintf(stderr, "usage: fault_test --seed S --dir DIR [--iters N] [--max-delay-ms MS] "
@@ -497,7 +412,7 @@ int main(int argc, char **argv)
     }
 
     /* the plan */
-    rng_state = mix64(seed);
+    rng_state = mpt_mix64(seed);
     victim_rank = (int)rng_below((uint64_t)size);
     victim_mode = (int)rng_below(NRANDOM_MODES);
     const int kill_iter = (int)rng_below((uint64_t)iters);
@@ -564,7 +479,7 @@ int main(int argc, char **argv)
         current_iter = it;
         if (now_real() - t_loop > MAX_WALL_S)
             break;
-        const uint64_t iter_salt = mix64(seed ^ ((uint64_t)it << 32));
+        const uint64_t iter_salt = mpt_mix64(seed ^ ((uint64_t)it << 32));
         int nonblocking = rng_below(3) == 0;
         int batch = nonblocking ? 1 + (int)rng_below(MAX_BATCH) : 1;
         const int nb_iter = victim_mode == MODE_NONBLOCKING && it == kill_iter;
@@ -649,12 +564,12 @@ int main(int argc, char **argv)
     fprintf(f,
             "rank=%d status=%s code=%d iter=%d call_s=%.6f t_err=%.6f wrong=%d completed=%ld "
             "init_s=%.3f loop_s=%.3f\n",
-            rank, first_err == UCOLL_OK ? "NO_ERROR" : status_name(first_err), (int)first_err,
+            rank, first_err == UCOLL_OK ? "NO_ERROR" : mpt_status_name(first_err), (int)first_err,
             err_iter, call_s, t_err, wrong, completed, t_loop - t_main, t_err - t_loop);
     fflush(f);
     double t_fin = now_real();
     st = ucoll_finalize(world);
-    fprintf(f, "fin_status=%s fin_s=%.6f\n", status_name(st), now_real() - t_fin);
+    fprintf(f, "fin_status=%s fin_s=%.6f\n", mpt_status_name(st), now_real() - t_fin);
     fclose(f);
     return 0;
 }

@@ -3,12 +3,12 @@
  * (*_init + ucoll_start) and communicator (ucoll_comm_split / ucoll_comm_free) API, written
  * against include/ucoll.h only. One ucoll_init per process.
  *
- * Every rank's input is a deterministic function of (kind, world rank, salt, index), so each
- * rank computes the exact expected result of every collective itself, on any communicator,
- * from the list of the communicator's members (their world ranks, in new-rank order) that the
- * test derives on its own from the color/key rules of the split. Integers and bit patterns are
- * compared exactly, float64 sums within 1e-12 of the sum of magnitudes. Guard bytes behind
- * every result, send buffers and exscan's rank-0 buffer are checked to be left untouched.
+ * Every rank's input is a deterministic function of (kind, world rank, salt, index)
+ * (mpt_fill_input), so each rank computes the exact expected result of every collective itself,
+ * on any communicator, from the list of the communicator's members (their world ranks, in
+ * new-rank order) that the test derives on its own from the color/key rules of the split.
+ * Every result is compared exactly (the floating-point inputs make every sum exact). Guard bytes
+ * behind every result, send buffers and exscan's rank-0 buffer are checked to be left untouched.
  *
  * Sections (on world and on split communicators: odd/even, reversed key order, color = rank%3
  * with tied keys, a split of a split, all tied keys, a communicator without world rank 0):
@@ -88,22 +88,6 @@ static struct {
     {"uint64-user-matrix", UCOLL_UINT64, -1},
 };
 
-static uint64_t scramble(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    x ^= x >> 33;
-    return x;
-}
-
-static uint64_t h4(unsigned kind, int wrank, unsigned salt, size_t i)
-{
-    uint64_t x = scramble(((uint64_t)kind << 48) ^ ((uint64_t)(unsigned)wrank << 24) ^ salt);
-    return scramble(x ^ (0x9e3779b97f4a7c15ULL * (uint64_t)(i + 1)));
-}
-
 /* 2x2 matrices over Z/2^16 packed a | b << 16 | c << 32 | d << 48; returns x * y */
 static uint64_t mat_mul(uint64_t x, uint64_t y)
 {
@@ -130,47 +114,12 @@ static void mat_user_fn(const void *in, void *inout, size_t count, ucoll_dtype_t
         y[i] = mat_mul(x[i], y[i]);
 }
 
-/* the input of world rank `wrank` for `kind` under `salt`, elements [0, n) */
+/* the input of world rank `wrank` for `kind` under `salt`, elements [0, n); the matrices
+ * are any 64 bits */
 static void gen_input(int kind, int wrank, unsigned salt, void *buf, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        uint64_t h = h4((unsigned)kind, wrank, salt, i);
-        switch (kind) {
-        case K_I32_SUM:
-            ((int32_t *)buf)[i] = (int32_t)(h % 2000001) - 1000000;
-            break;
-        case K_I64_MAX:
-            ((int64_t *)buf)[i] = (int64_t)h;
-            break;
-        case K_F64_SUM:
-            ((double *)buf)[i] = ((double)(h >> 11) / 9007199254740992.0 - 0.5) * 1000.0;
-            break;
-        case K_U8_BXOR:
-            ((uint8_t *)buf)[i] = (uint8_t)(h >> 7);
-            break;
-        case K_I16_MIN:
-            ((int16_t *)buf)[i] = (int16_t)(uint16_t)(h >> 5);
-            break;
-        case K_F32_MAX:
-            ((float *)buf)[i] = (float)((int32_t)(h % 4000001) - 2000000) / 512.0f;
-            break;
-        case K_U32_BAND: /* two bits cleared per rank, so ANDs of 8 ranks are rarely 0 */
-            ((uint32_t *)buf)[i] = ~((1u << (h % 32)) | (1u << ((h >> 8) % 32)));
-            break;
-        case K_I8_LOR: /* mostly 0, else any non-zero value */
-            ((int8_t *)buf)[i] = (h % 4 == 0) ? (int8_t)((h >> 8) % 255 + 1) : 0;
-            break;
-        case K_U16_PROD:
-            ((uint16_t *)buf)[i] = (uint16_t)(h >> 17);
-            break;
-        case K_I64_SUM:
-            ((int64_t *)buf)[i] = (int64_t)(h >> 20) - ((int64_t)1 << 43);
-            break;
-        case K_MAT:
-            ((uint64_t *)buf)[i] = h;
-            break;
-        }
-    }
+    mpt_fill_input(buf, n, kinds[kind].dt, kind == K_MAT ? -1 : kinds[kind].op, wrank,
+                   (uint64_t)kind << 32 | salt);
 }
 
 /* acc[i] = acc[i] (+) x[i], acc holding lower ranks; plain C, independent of the library */
@@ -187,8 +136,7 @@ static void ref_combine(int kind, void *acc, const void *x, size_t n)
 /* bcast payload of `root_wrank` under `salt` */
 static void gen_bytes(int root_wrank, unsigned salt, unsigned char *buf, size_t len)
 {
-    for (size_t i = 0; i < len; i++)
-        buf[i] = (unsigned char)(h4(77, root_wrank, salt, i / 8) >> (8 * (i % 8)));
+    mpt_fill_input(buf, len, UCOLL_UINT8, UCOLL_OP_BXOR, root_wrank, (uint64_t)NKINDS << 32 | salt);
 }
 
 /* ---------------------------------------------------------------- checks and reporting */
@@ -199,7 +147,6 @@ static int g_verbose;
 static size_t g_big = 20000;
 static int g_split_cycles = 5000;
 static unsigned char *g_ref, *g_tmp; /* scratch for references, g_big elements of 8 bytes */
-static double *g_mag;
 
 /* errors after which the job cannot go on: report, leave without finalize */
 static void fatal_if(ucoll_status_t st, const char *name)
@@ -212,7 +159,7 @@ static void fatal_if(ucoll_status_t st, const char *name)
     }
 }
 
-/* got against want, n elements of `kind`; float64 sums within tolerance (g_mag) */
+/* got against want, n elements of `kind`, exactly (the inputs make every result exact) */
 static int check_elems(const char *name, const char *what, int kind, const void *got,
                        const void *want, size_t n)
 {
@@ -221,16 +168,7 @@ static int check_elems(const char *name, const char *what, int kind, const void 
     for (size_t i = 0; i < n; i++) {
         const unsigned char *g = (const unsigned char *)got + i * es;
         const unsigned char *w = (const unsigned char *)want + i * es;
-        int ok;
-        if (kind == K_F64_SUM) {
-            double gv, wv;
-            memcpy(&gv, g, 8);
-            memcpy(&wv, w, 8);
-            ok = fabs(gv - wv) <= 1e-12 * (g_mag[i] + 1.0);
-        } else {
-            ok = memcmp(g, w, es) == 0;
-        }
-        if (!ok && bad++ == 0)
+        if (memcmp(g, w, es) != 0 && bad++ == 0)
             first = i;
     }
     char gs[64] = "", ws[64] = "";
@@ -262,19 +200,13 @@ typedef struct {
     int *members; /* new rank -> world rank, as the test expects it */
 } tcomm_t;
 
-/* acc = V_lo (+) ... (+) V_hi over the members of tc (new ranks lo..hi), with g_mag */
+/* acc = V_lo (+) ... (+) V_hi over the members of tc (new ranks lo..hi) */
 static void ref_range(const tcomm_t *tc, int kind, unsigned salt, int lo, int hi, void *acc,
                       size_t n)
 {
     gen_input(kind, tc->members[lo], salt, acc, n);
-    if (kind == K_F64_SUM)
-        for (size_t i = 0; i < n; i++)
-            g_mag[i] = fabs(((double *)acc)[i]);
     for (int r = lo + 1; r <= hi; r++) {
         gen_input(kind, tc->members[r], salt, g_tmp, n);
-        if (kind == K_F64_SUM)
-            for (size_t i = 0; i < n; i++)
-                g_mag[i] += fabs(((double *)g_tmp)[i]);
         ref_combine(kind, acc, g_tmp, n);
     }
 }
@@ -523,8 +455,8 @@ static void free_requests(job_t *jobs, int n, const char *form)
 /* deterministic pseudo-random numbers (identical on every rank for the same seed) */
 static uint64_t rng_next(uint64_t *s)
 {
-    *s += 0x9e3779b97f4a7c15ULL;
-    return scramble(*s);
+    *s = mpt_mix64(*s);
+    return *s;
 }
 
 static void shuffle(int *a, int n, uint64_t seed)
@@ -1329,8 +1261,7 @@ int main(int argc, char **argv)
     }
     g_ref = malloc(g_big * 8 + GUARD);
     g_tmp = malloc(g_big * 8 + GUARD);
-    g_mag = malloc(g_big * sizeof(double));
-    if (g_ref == NULL || g_tmp == NULL || g_mag == NULL) {
+    if (g_ref == NULL || g_tmp == NULL) {
         printf("FAIL rank %d: out of memory\n", g_wrank);
         return 1;
     }
@@ -1467,6 +1398,5 @@ int main(int argc, char **argv)
     free(world.members);
     free(g_ref);
     free(g_tmp);
-    free(g_mag);
     return ok ? 0 : 1;
 }

@@ -2,7 +2,7 @@
  * tests/mp/mp_test.c: multi-process correctness test of ucoll, written against include/ucoll.h
  * only. One ucoll_init per process; every rank runs the same list of cases and checks its own
  * result against a reference it computes locally from deterministic per-rank inputs
- * (input = hash(kind, rank, index): integers exact, floats within a tolerance). Exscan's rank 0
+ * (mpt_fill_input: a hash of (kind, rank, index), every result exact). Exscan's rank 0
  * buffer, unused tails (guard bytes) and send buffers are checked to be left untouched.
  *
  * Usage: mp_test --expect-size N [--colls LIST] [--algs LIST] [--alg-list COLL=LIST]...
@@ -75,84 +75,16 @@ static combo_t combos[K_NKINDS] = {
     {K_U64_AFFINE, "uint64-user-affine", UCOLL_UINT64, -1},
 };
 
-static uint64_t hash3(unsigned kind, int rank, size_t i)
-{
-    return mpt_mix64(mpt_mix64(mpt_mix64(kind + 1u) ^ (uint64_t)(unsigned)rank) ^ (uint64_t)i);
-}
-
-/* a nonzero int32 with a random sign, magnitude < 2^30 */
-static int32_t nonzero32(uint64_t h)
-{
-    int32_t v = (int32_t)((h >> 33) & 0x3fffffff) | 1;
-    return (h & 2) ? -v : v;
-}
-
-/* Fills buf[0..n) with rank's input for `kind`. Inputs depend on (kind, rank, i) only, so the
- * input for count n is a prefix of the input for any larger count. Rank 0's inputs for logical
- * ops are 0/1 so that every single-operand result is already 0/1. */
+/* Fills buf[0..n) with rank's input for `kind` (mpt_fill_input: depending on (kind, rank, i)
+ * only, so the input for count n is a prefix of the input for any larger count; exact in
+ * every dtype). The affine maps' a is odd. */
 static void gen_input(kind_t kind, int rank, void *buf, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        uint64_t h = hash3(kind, rank, i);
-        switch (kind) {
-        case K_I32_SUM:
-            ((int32_t *)buf)[i] = (int32_t)(h & 0xfffff) - 0x80000;
-            break;
-        case K_I64_SUM:
-            ((int64_t *)buf)[i] = (int64_t)(h >> 24) - ((int64_t)1 << 39);
-            break;
-        case K_U8_BXOR:
-            ((uint8_t *)buf)[i] = (uint8_t)h;
-            break;
-        case K_F64_SUM:
-            ((double *)buf)[i] = ((double)(h >> 11) * 0x1p-53 - 0.5) * 1000.0;
-            break;
-        case K_I16_MAX:
-        case K_I16_MIN:
-            ((int16_t *)buf)[i] = (int16_t)((int32_t)(h & 0xffff) - 32768);
-            break;
-        case K_U64_PROD:
-            ((uint64_t *)buf)[i] = 1 + h % 3;
-            break;
-        case K_F32_MAX:
-            ((float *)buf)[i] = (float)((int32_t)(h % 2000001) - 1000000) / 1024.0f;
-            break;
-        case K_I32_LAND:
-            if (rank == 0)
-                ((int32_t *)buf)[i] = (h % 8 == 0) ? 0 : 1;
-            else
-                ((int32_t *)buf)[i] = (h % 16 == 0) ? 0 : nonzero32(h);
-            break;
-        case K_U16_BOR:
-            ((uint16_t *)buf)[i] = (uint16_t)(1u << (h % 16));
-            break;
-        case K_I8_LXOR:
-            if (rank == 0)
-                ((int8_t *)buf)[i] = (int8_t)(h & 1);
-            else
-                ((int8_t *)buf)[i] = (h % 3 == 0) ? 0 : (int8_t)(nonzero32(h) % 127);
-            break;
-        case K_U32_BXOR:
-            ((uint32_t *)buf)[i] = (uint32_t)(h >> 17);
-            break;
-        case K_U64_AFFINE: {
-            uint64_t a = (uint32_t)h | 1u, b = (uint32_t)(h >> 32);
-            ((uint64_t *)buf)[i] = (b << 32) | a;
-            break;
-        }
-        case K_NKINDS:
-            break;
-        }
-    }
-}
-
-/* (a1,b1) then (a2,b2): x -> a2*(a1*x + b1) + b2; `lo` covers the lower ranks */
-static uint64_t affine_compose(uint64_t lo, uint64_t hi)
-{
-    uint32_t a1 = (uint32_t)lo, b1 = (uint32_t)(lo >> 32);
-    uint32_t a2 = (uint32_t)hi, b2 = (uint32_t)(hi >> 32);
-    uint32_t a = a1 * a2, b = a2 * b1 + b2;
-    return ((uint64_t)b << 32) | a;
+    const combo_t *k = &combos[kind];
+    mpt_fill_input(buf, n, k->dtype, kind == K_U64_AFFINE ? -1 : k->op, rank, kind + 1u);
+    if (kind == K_U64_AFFINE)
+        for (size_t i = 0; i < n; i++)
+            ((uint64_t *)buf)[i] |= 1;
 }
 
 static int affine_arg_magic = 0x5eed;
@@ -168,7 +100,7 @@ static void affine_user_fn(const void *in, void *inout, size_t count, ucoll_dtyp
     const uint64_t *a = in;
     uint64_t *b = inout;
     for (size_t i = 0; i < count; i++)
-        b[i] = affine_compose(a[i], b[i]);
+        b[i] = mpt_affine_then(a[i], b[i]);
 }
 
 /* reference: acc[i] = acc[i] (+) x[i], acc covering the lower ranks; plain C, no library code */
@@ -176,7 +108,7 @@ static void ref_combine(kind_t kind, void *acc, const void *x, size_t n)
 {
     if (kind == K_U64_AFFINE) {
         for (size_t i = 0; i < n; i++)
-            ((uint64_t *)acc)[i] = affine_compose(((uint64_t *)acc)[i], ((const uint64_t *)x)[i]);
+            ((uint64_t *)acc)[i] = mpt_affine_then(((uint64_t *)acc)[i], ((const uint64_t *)x)[i]);
         return;
     }
     mpt_ref_combine(combos[kind].dtype, combos[kind].op, acc, x, n);
@@ -189,7 +121,6 @@ typedef struct {
     int rank, size;
     size_t maxcount, maxbytes;
     unsigned char *send, *recv, *ref, *tmp;
-    double *mag; /* sum of |inputs| for float64 sums (tolerance) */
     long cases, pass, fail, skip;
     int fail_prints;
     int verbose;
@@ -256,27 +187,17 @@ static int expect_ok(ctx_t *c, const char *casename, ucoll_status_t st)
     return 0;
 }
 
-/* compares n elements of got against want; float64 sums within a relative tolerance of the sum
- * of magnitudes, everything else bit-exact. Returns 1 if equal, else reports the first
- * difference. */
-static int check_elems(ctx_t *c, const char *casename, const char *what, kind_t kind,
-                       ucoll_dtype_t dt, const void *got, const void *want, size_t n)
+/* compares n elements of got against want, bit-exact (the inputs make every result exact).
+ * Returns 1 if equal, else reports the first difference. */
+static int check_elems(ctx_t *c, const char *casename, const char *what, ucoll_dtype_t dt,
+                       const void *got, const void *want, size_t n)
 {
     size_t es = mpt_dtype_size(dt);
     size_t bad = 0, first = 0;
     for (size_t i = 0; i < n; i++) {
         const unsigned char *g = (const unsigned char *)got + i * es;
         const unsigned char *w = (const unsigned char *)want + i * es;
-        int ok;
-        if (kind == K_F64_SUM && c->mag != NULL) {
-            double gv, wv;
-            memcpy(&gv, g, 8);
-            memcpy(&wv, w, 8);
-            ok = fabs(gv - wv) <= 1e-12 * (c->mag[i] + 1.0);
-        } else {
-            ok = memcmp(g, w, es) == 0;
-        }
-        if (!ok && bad++ == 0)
+        if (memcmp(g, w, es) != 0 && bad++ == 0)
             first = i;
     }
     if (bad == 0)
@@ -410,19 +331,12 @@ static int combo_selected(ctx_t *c, const combo_t *cb, size_t count)
     return 1;
 }
 
-/* Reference for `kind` over ranks [lo, hi] (inclusive) into c->ref, c->mag; empty if hi < lo */
+/* Reference for `kind` over ranks [lo, hi] (inclusive) into c->ref; empty if hi < lo */
 static void compute_ref(ctx_t *c, kind_t kind, ucoll_dtype_t dt, int lo, int hi, size_t n)
 {
-    int fsum = kind == K_F64_SUM;
-    if (fsum)
-        for (size_t i = 0; i < n; i++)
-            c->mag[i] = 0.0;
     for (int r = lo; r <= hi; r++) {
         void *dst = r == lo ? (void *)c->ref : (void *)c->tmp;
         gen_input(kind, r, dst, n);
-        if (fsum)
-            for (size_t i = 0; i < n; i++)
-                c->mag[i] += fabs(((double *)dst)[i]);
         if (r != lo)
             ref_combine(kind, c->ref, c->tmp, n);
     }
@@ -479,19 +393,18 @@ static void test_prefix_like(ctx_t *c, ucoll_coll_t coll)
                         if (coll == UCOLL_COLL_EXSCAN && c->rank == 0) {
                             /* rank 0's recvbuf is left untouched */
                             if (inplace)
-                                check_elems(c, name, "rank 0 recvbuf (in-place input)", K_NKINDS,
-                                            cb->dtype, c->recv, c->send, n);
+                                check_elems(c, name, "rank 0 recvbuf (in-place input)", cb->dtype,
+                                            c->recv, c->send, n);
                             else
                                 check_bytes(c, name, "rank 0 recvbuf", c->recv, SENTINEL, n * es);
                         } else {
-                            check_elems(c, name, "result", cb->kind, cb->dtype, c->recv, c->ref, n);
+                            check_elems(c, name, "result", cb->dtype, c->recv, c->ref, n);
                         }
                         check_bytes(c, name, "recvbuf guard after count", c->recv + n * es,
                                     SENTINEL, GUARD_BYTES);
                         if (!inplace) {
                             gen_input(cb->kind, c->rank, c->tmp, n);
-                            check_elems(c, name, "sendbuf changed", K_NKINDS, cb->dtype, c->send,
-                                        c->tmp, n);
+                            check_elems(c, name, "sendbuf changed", cb->dtype, c->send, c->tmp, n);
                             check_bytes(c, name, "sendbuf guard", c->send + n * es, SENTINEL,
                                         GUARD_BYTES);
                         }
@@ -563,15 +476,15 @@ static void test_reduce(ctx_t *c)
                             ucoll_reduce(c->comm, sb, c->recv, n, cb->dtype, cb->op, root);
                         if (expect_ok(c, name, st)) {
                             if (at_root) {
-                                check_elems(c, name, "result at root", cb->kind, cb->dtype, c->recv,
-                                            c->ref, n);
+                                check_elems(c, name, "result at root", cb->dtype, c->recv, c->ref,
+                                            n);
                                 check_bytes(c, name, "recvbuf guard after count", c->recv + n * es,
                                             SENTINEL, GUARD_BYTES);
                             }
                             gen_input(cb->kind, c->rank, c->tmp, n);
                             if (sb != UCOLL_IN_PLACE) {
-                                check_elems(c, name, "sendbuf changed", K_NKINDS, cb->dtype,
-                                            c->send, c->tmp, n);
+                                check_elems(c, name, "sendbuf changed", cb->dtype, c->send, c->tmp,
+                                            n);
                                 check_bytes(c, name, "sendbuf guard", c->send + n * es, SENTINEL,
                                             GUARD_BYTES);
                             }
@@ -592,8 +505,7 @@ static void test_reduce(ctx_t *c)
 
 static void gen_bytes(int root, unsigned salt, unsigned char *buf, size_t len)
 {
-    for (size_t i = 0; i < len; i++)
-        buf[i] = (unsigned char)hash3(100u + salt, root, i);
+    mpt_fill_input(buf, len, UCOLL_UINT8, UCOLL_OP_BXOR, root, 100u + salt);
 }
 
 static void test_bcast(ctx_t *c)
@@ -950,7 +862,7 @@ static void test_nonblocking(ctx_t *c)
                     check = 0;
                 if (check) {
                     compute_ref(c, kind, UCOLL_INT64, lo, hi, n);
-                    check_elems(c, name, "result", kind, UCOLL_INT64, c->recv, c->ref, n);
+                    check_elems(c, name, "result", UCOLL_INT64, c->recv, c->ref, n);
                 }
             }
             expect_ok(c, name, ucoll_request_free(req));
@@ -969,17 +881,16 @@ static void test_nonblocking(ctx_t *c)
     if (expect_ok(c, name, st)) {
         static const kind_t kinds[3] = {K_I64_SUM, K_U64_PROD, K_I64_SUM};
         for (int it = 0; it < 3; it++) {
-            /* K_U64_PROD inputs (1..3) summed as int64 are exact too */
+            /* K_U64_PROD inputs summed as int64 (wrapping) are exact too */
             gen_input(kinds[it], c->rank + it, c->send, n);
             if (!expect_ok(c, name, ucoll_start(req)) || !expect_ok(c, name, ucoll_wait(req)))
                 break;
-            memset(c->mag, 0, n * sizeof(double));
             memset(c->ref, 0, n * 8);
             for (int r = 0; r < c->size; r++) {
                 gen_input(kinds[it], r + it, c->tmp, n);
                 ref_combine(K_I64_SUM, c->ref, c->tmp, n);
             }
-            check_elems(c, name, "result", K_I64_SUM, UCOLL_INT64, c->recv, c->ref, n);
+            check_elems(c, name, "result", UCOLL_INT64, c->recv, c->ref, n);
         }
         expect_ok(c, name, ucoll_request_free(req));
     }
@@ -1034,7 +945,7 @@ static void test_split(ctx_t *c)
                 gen_input(K_I64_SUM, members[j], c->tmp, n);
                 ref_combine(K_I64_SUM, c->ref, c->tmp, n);
             }
-            check_elems(c, nm, "sub exscan", K_I64_SUM, UCOLL_INT64, c->recv, c->ref, n);
+            check_elems(c, nm, "sub exscan", UCOLL_INT64, c->recv, c->ref, n);
         }
     }
     int32_t one = 1, total = 0;
@@ -1053,7 +964,7 @@ static void test_split(ctx_t *c)
             gen_input(K_I32_SUM, members[j], c->tmp, n);
             ref_combine(K_I32_SUM, c->ref, c->tmp, n);
         }
-        check_elems(c, nm, "sub allreduce", K_I32_SUM, UCOLL_INT32, c->recv, c->ref, n);
+        check_elems(c, nm, "sub allreduce", UCOLL_INT32, c->recv, c->ref, n);
     }
     gen_bytes(members[0], 7, c->ref, n);
     if (myidx == 0)
@@ -1192,8 +1103,7 @@ int main(int argc, char **argv)
     c->recv = malloc(c->maxbytes);
     c->ref = malloc(c->maxbytes);
     c->tmp = malloc(c->maxbytes);
-    c->mag = malloc(c->maxcount * sizeof(double));
-    if (!c->send || !c->recv || !c->ref || !c->tmp || !c->mag) {
+    if (!c->send || !c->recv || !c->ref || !c->tmp) {
         fprintf(stderr, "mp_test: out of memory on rank %d\n", c->rank);
         return 1;
     }
@@ -1313,6 +1223,5 @@ int main(int argc, char **argv)
     free(c->recv);
     free(c->ref);
     free(c->tmp);
-    free(c->mag);
     return ok ? 0 : 1;
 }

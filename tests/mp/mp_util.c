@@ -64,6 +64,37 @@ const char *mpt_coll_name(ucoll_coll_t coll)
     return (unsigned)coll < sizeof(names) / sizeof(names[0]) ? names[coll] : "?";
 }
 
+const char *mpt_status_name(ucoll_status_t st)
+{
+    switch (st) {
+    case UCOLL_OK:
+        return "UCOLL_OK";
+    case UCOLL_INPROGRESS:
+        return "UCOLL_INPROGRESS";
+    case UCOLL_ERR_INVALID_ARG:
+        return "UCOLL_ERR_INVALID_ARG";
+    case UCOLL_ERR_NO_MEMORY:
+        return "UCOLL_ERR_NO_MEMORY";
+    case UCOLL_ERR_NOT_SUPPORTED:
+        return "UCOLL_ERR_NOT_SUPPORTED";
+    case UCOLL_ERR_BOOTSTRAP:
+        return "UCOLL_ERR_BOOTSTRAP";
+    case UCOLL_ERR_TRANSPORT:
+        return "UCOLL_ERR_TRANSPORT";
+    case UCOLL_ERR_PEER_FAILED:
+        return "UCOLL_ERR_PEER_FAILED";
+    case UCOLL_ERR_TIMED_OUT:
+        return "UCOLL_ERR_TIMED_OUT";
+    case UCOLL_ERR_TRUNCATED:
+        return "UCOLL_ERR_TRUNCATED";
+    case UCOLL_ERR_STATE:
+        return "UCOLL_ERR_STATE";
+    case UCOLL_ERR_MISMATCH:
+        return "UCOLL_ERR_MISMATCH";
+    }
+    return "UNKNOWN";
+}
+
 size_t mpt_dtype_size(ucoll_dtype_t dt)
 {
     switch (dt) {
@@ -91,6 +122,13 @@ uint64_t mpt_mix64(uint64_t x)
     x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
     x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
     return x ^ (x >> 31);
+}
+
+uint64_t mpt_affine_then(uint64_t first, uint64_t second)
+{
+    uint32_t a1 = (uint32_t)first, b1 = (uint32_t)(first >> 32);
+    uint32_t a2 = (uint32_t)second, b2 = (uint32_t)(second >> 32);
+    return ((uint64_t)(a2 * b1 + b2) << 32) | (uint32_t)(a1 * a2);
 }
 
 /* integer types: T the type, U the unsigned type of its width (sums and products wrap) */
@@ -187,6 +225,93 @@ int mpt_ref_combine(ucoll_dtype_t dt, ucoll_op_t op, void *acc, const void *x, s
         REF_FLOAT(double);
     }
     return -1;
+}
+
+/* width of an integer dtype in bits; 0 for the floating types */
+static unsigned int_bits(ucoll_dtype_t dt)
+{
+    return dt == UCOLL_FLOAT32 || dt == UCOLL_FLOAT64 ? 0 : 8 * (unsigned)mpt_dtype_size(dt);
+}
+
+/* an integer input as the bit pattern of its width (the low `bits` bits count) */
+static uint64_t int_input(uint64_t h, unsigned bits, ucoll_op_t op, int rank)
+{
+    const uint64_t ones = bits == 64 ? ~0ULL : (1ULL << bits) - 1;
+    const uint64_t nonzero = 1 + (h >> 8) % ones; /* 1 .. 2^bits - 1 */
+    switch (op) {
+    case UCOLL_OP_PROD:
+        return h | 1;
+    case UCOLL_OP_BAND:
+        return ~((1ULL << (h % bits)) | (bits > 8 ? 1ULL << ((h >> 6) % bits) : 0));
+    case UCOLL_OP_BOR:
+        return 1ULL << (h % bits);
+    case UCOLL_OP_LAND:
+    case UCOLL_OP_LOR:
+    case UCOLL_OP_LXOR: {
+        const unsigned r = (h >> 3) % 8; /* true: LAND 7 in 8, LOR 1 in 8, LXOR 4 in 8 */
+        const int truth = op == UCOLL_OP_LAND ? r != 0 : op == UCOLL_OP_LOR ? r == 0 : r < 4;
+        return !truth ? 0 : rank == 0 ? 1 : nonzero;
+    }
+    default: /* SUM (wraps), MIN, MAX, BXOR, user ops */
+        return h;
+    }
+}
+
+/* a floating input: a multiple of 1/4 of magnitude at most 2^10 (sums of 4096 ranks stay
+ * within 2^24 quarters, exact in float32), or a product factor that is a power of two */
+static double float_input(uint64_t h, ucoll_op_t op)
+{
+    if (op == UCOLL_OP_PROD) {
+        static const double factor[4] = {1.0, 1.0, 2.0, 0.5};
+        return (h & 4 ? -1.0 : 1.0) * factor[h & 3];
+    }
+    return (double)((int64_t)(h >> 40) % 8192 - 4096 + 1) * 0.25;
+}
+
+void mpt_fill_input(void *buf, size_t n, ucoll_dtype_t dt, ucoll_op_t op, int rank, uint64_t salt)
+{
+    const unsigned bits = int_bits(dt);
+    const uint64_t base = mpt_mix64(salt ^ mpt_mix64(0x5157 + (uint64_t)(unsigned)rank));
+    for (size_t i = 0; i < n; i++) {
+        const uint64_t h = mpt_mix64(base ^ (0x9e3779b97f4a7c15ULL * (uint64_t)(i + 1)));
+        const uint64_t v = bits ? int_input(h, bits, op, rank) : 0;
+        switch (dt) {
+        case UCOLL_INT8:
+        case UCOLL_UINT8:
+            ((uint8_t *)buf)[i] = (uint8_t)v;
+            break;
+        case UCOLL_INT16:
+        case UCOLL_UINT16:
+            ((uint16_t *)buf)[i] = (uint16_t)v;
+            break;
+        case UCOLL_INT32:
+        case UCOLL_UINT32:
+            ((uint32_t *)buf)[i] = (uint32_t)v;
+            break;
+        case UCOLL_INT64:
+        case UCOLL_UINT64:
+            ((uint64_t *)buf)[i] = v;
+            break;
+        case UCOLL_FLOAT32:
+            ((float *)buf)[i] = (float)float_input(h, op);
+            break;
+        case UCOLL_FLOAT64:
+            ((double *)buf)[i] = float_input(h, op);
+            break;
+        }
+    }
+}
+
+int mpt_ref_range(void *out, void *tmp, size_t n, ucoll_dtype_t dt, ucoll_op_t op, const int *map,
+                  int lo, int hi, uint64_t salt)
+{
+    mpt_fill_input(out, n, dt, op, map ? map[lo] : lo, salt);
+    for (int r = lo + 1; r < hi; r++) {
+        mpt_fill_input(tmp, n, dt, op, map ? map[r] : r, salt);
+        if (mpt_ref_combine(dt, op, out, tmp, n) != 0)
+            return -1;
+    }
+    return 0;
 }
 
 ucoll_status_t mpt_call(mpt_form_t form, ucoll_coll_t coll, ucoll_comm_t *c, const void *s, void *r,

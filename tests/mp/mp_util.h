@@ -21,11 +21,36 @@ extern const char *const mpt_form_names[MPT_NFORMS]; /* "blocking", ... */
 /* "exscan", "scan", "reduce", "allreduce", "bcast", "barrier"; "?" for anything else */
 const char *mpt_coll_name(ucoll_coll_t coll);
 
+/* "UCOLL_OK", "UCOLL_ERR_TIMED_OUT", ...; "UNKNOWN" for anything else */
+const char *mpt_status_name(ucoll_status_t st);
+
 /* bytes of one element of dt (0 for an unknown dtype) */
 size_t mpt_dtype_size(ucoll_dtype_t dt);
 
 /* the splitmix64 finalizer: the tests' hash for inputs and shared random streams */
 uint64_t mpt_mix64(uint64_t x);
+
+/* the non-commutative user op of the tests: a uint64 holds the map x -> a x + b (mod 2^32), a
+ * in the low half, b in the high half; the result is `first`, then `second`:
+ * x -> a2 (a1 x + b1) + b2 */
+uint64_t mpt_affine_then(uint64_t first, uint64_t second);
+
+/* buf[0..n) = rank's input for a collective on (dt, op) under salt. Element i depends on
+ * (salt, rank, i) only, so the input for count n is a prefix of that for any larger count.
+ * Every value is exact in dt, and so is every combination of up to 4096 ranks' values (sums
+ * of floats: multiples of 1/4 of magnitude at most 2^10) or of 256 (products of floats: +-1/2,
+ * 1 or 2, whose exponents stay far from float32's range in practice). The values suit the
+ * op: BAND clears one or two bits, BOR sets one, LAND is true 7 times in 8, LOR once in 8, LXOR
+ * half the time, a true value of rank 0 being 1 (so every single-operand result is 0 or 1),
+ * of other ranks any non-zero value; integer products take odd factors (never 0 modulo
+ * 2^width). Any other op (user ops) takes uniformly random bits (floats: as for SUM). */
+void mpt_fill_input(void *buf, size_t n, ucoll_dtype_t dt, ucoll_op_t op, int rank, uint64_t salt);
+
+/* out[0..n) = the combination, in rank order, of the mpt_fill_input inputs of ranks
+ * map[lo], ..., map[hi - 1] (ranks lo..hi-1 when map is NULL); hi > lo. tmp: n elements of
+ * scratch. Returns -1 (out unspecified) where mpt_ref_combine does. */
+int mpt_ref_range(void *out, void *tmp, size_t n, ucoll_dtype_t dt, ucoll_op_t op, const int *map,
+                  int lo, int hi, uint64_t salt);
 
 /* acc[i] = acc[i] (+) x[i] for i < n with a built-in op on dt, acc holding the lower ranks;
  * plain C, independent of the library. Integer sums and products wrap (as unsigned

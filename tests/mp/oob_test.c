@@ -138,101 +138,79 @@ static int oob_allgather(const void *src, void *dst, size_t len, void *arg)
     return 0;
 }
 
-static int64_t input64(int rank, int salt, size_t i)
-{
-    uint64_t x = ((uint64_t)(rank + 1) << 40) ^ ((uint64_t)salt << 20) ^ i;
-    x *= 0x9e3779b97f4a7c15ULL;
-    x ^= x >> 29;
-    return (int64_t)(x % 2000003) - 1000001;
-}
-
 /* the collectives over the OOB-bootstrapped world */
 static void rank_collectives(ucoll_comm_t *w, int r, int p, const char *dir)
 {
     const char *name;
     enum { N = 1000, BIG = 50000 };
-    static int64_t in[N], out[N];
-    static double din[BIG], dout[BIG];
+    static int64_t in[N], out[N], want[N], tmp[N];
+    static double din[BIG], dout[BIG], dwant[BIG], dtmp[BIG];
 
     name = "allreduce int64 sum";
-    for (size_t i = 0; i < N; i++)
-        in[i] = input64(r, 1, i);
+    mpt_fill_input(in, N, UCOLL_INT64, UCOLL_OP_SUM, r, 1);
     if (mpt_expect_st(ucoll_allreduce(w, in, out, N, UCOLL_INT64, UCOLL_OP_SUM), UCOLL_OK, name,
                       "call")) {
+        mpt_ref_range(want, tmp, N, UCOLL_INT64, UCOLL_OP_SUM, NULL, 0, p, 1);
         size_t bad = 0;
-        for (size_t i = 0; i < N; i++) {
-            int64_t s = 0;
-            for (int q = 0; q < p; q++)
-                s += input64(q, 1, i);
-            bad += out[i] != s;
-        }
+        for (size_t i = 0; i < N; i++)
+            bad += out[i] != want[i];
         mpt_check(bad == 0, name, "%zu of %d elements wrong", bad, N);
     }
 
     for (int inclusive = 0; inclusive < 2; inclusive++) {
         name = inclusive ? "scan int64 sum" : "exscan int64 sum";
-        for (size_t i = 0; i < N; i++) {
-            in[i] = input64(r, 2 + inclusive, i);
+        const uint64_t salt = 2 + (uint64_t)inclusive;
+        mpt_fill_input(in, N, UCOLL_INT64, UCOLL_OP_SUM, r, salt);
+        for (size_t i = 0; i < N; i++)
             out[i] = -77;
-        }
         ucoll_status_t st = inclusive ? ucoll_scan(w, in, out, N, UCOLL_INT64, UCOLL_OP_SUM)
                                       : ucoll_exscan(w, in, out, N, UCOLL_INT64, UCOLL_OP_SUM);
         if (mpt_expect_st(st, UCOLL_OK, name, "call")) {
+            const int hi = r + inclusive; /* ranks 0..hi-1 count; none: untouched */
+            if (hi > 0)
+                mpt_ref_range(want, tmp, N, UCOLL_INT64, UCOLL_OP_SUM, NULL, 0, hi, salt);
             size_t bad = 0;
-            for (size_t i = 0; i < N; i++) {
-                int64_t s = 0;
-                for (int q = 0; q < r + inclusive; q++)
-                    s += input64(q, 2 + inclusive, i);
-                bad += (r == 0 && !inclusive) ? out[i] != -77 : out[i] != s;
-            }
+            for (size_t i = 0; i < N; i++)
+                bad += hi == 0 ? out[i] != -77 : out[i] != want[i];
             mpt_check(bad == 0, name, "%zu of %d elements wrong (rank 0 exscan: untouched)", bad,
                       N);
         }
     }
 
     name = "reduce float64 max to the last rank";
-    for (size_t i = 0; i < N; i++)
-        din[i] = (double)input64(r, 4, i) / 8.0;
+    mpt_fill_input(din, N, UCOLL_FLOAT64, UCOLL_OP_MAX, r, 4);
     if (mpt_expect_st(ucoll_reduce(w, din, dout, N, UCOLL_FLOAT64, UCOLL_OP_MAX, p - 1), UCOLL_OK,
                       name, "call") &&
         r == p - 1) {
+        mpt_ref_range(dwant, dtmp, N, UCOLL_FLOAT64, UCOLL_OP_MAX, NULL, 0, p, 4);
         size_t bad = 0;
-        for (size_t i = 0; i < N; i++) {
-            double m = -INFINITY;
-            for (int q = 0; q < p; q++)
-                m = fmax(m, (double)input64(q, 4, i) / 8.0);
-            bad += dout[i] != m;
-        }
+        for (size_t i = 0; i < N; i++)
+            bad += dout[i] != dwant[i];
         mpt_check(bad == 0, name, "%zu of %d elements wrong", bad, N);
     }
 
     name = "allreduce float64 sum, 50000 elements";
-    for (size_t i = 0; i < BIG; i++)
-        din[i] = (double)input64(r, 5, i) * 1e-3 + 0.1;
+    mpt_fill_input(din, BIG, UCOLL_FLOAT64, UCOLL_OP_SUM, r, 5);
     if (mpt_expect_st(ucoll_allreduce(w, din, dout, BIG, UCOLL_FLOAT64, UCOLL_OP_SUM), UCOLL_OK,
                       name, "call")) {
+        /* the inputs are multiples of 1/4 small enough that every sum is exact */
+        mpt_ref_range(dwant, dtmp, BIG, UCOLL_FLOAT64, UCOLL_OP_SUM, NULL, 0, p, 5);
         size_t bad = 0;
-        for (size_t i = 0; i < BIG; i++) {
-            double s = 0, mag = 0;
-            for (int q = 0; q < p; q++) {
-                double v = (double)input64(q, 5, i) * 1e-3 + 0.1;
-                s += v;
-                mag += fabs(v);
-            }
-            bad += fabs(dout[i] - s) > 1e-12 * (mag + 1);
-        }
-        mpt_check(bad == 0, name, "%zu of %d elements outside the tolerance", bad, BIG);
+        for (size_t i = 0; i < BIG; i++)
+            bad += dout[i] != dwant[i];
+        mpt_check(bad == 0, name, "%zu of %d elements wrong", bad, BIG);
     }
 
     name = "bcast from every root";
     for (int root = 0; root < p; root++) {
+        mpt_fill_input(want, N, UCOLL_INT64, UCOLL_OP_SUM, root, 6);
         for (size_t i = 0; i < N; i++)
-            out[i] = r == root ? input64(root, 6, i) : 0;
+            out[i] = r == root ? want[i] : 0;
         if (!mpt_expect_st(ucoll_bcast(w, out, N, UCOLL_INT64, root), UCOLL_OK, name, "call"))
             break;
         size_t bad = 0;
         for (size_t i = 0; i < N; i++)
-            bad += out[i] != input64(root, 6, i);
+            bad += out[i] != want[i];
         mpt_check(bad == 0, name, "root %d: %zu of %d elements wrong", root, bad, N);
     }
 
@@ -295,22 +273,18 @@ static void rank_collectives(ucoll_comm_t *w, int r, int p, const char *dir)
         if (mpt_expect_st(ucoll_scan_init(w, x, y, 3, UCOLL_INT64, UCOLL_OP_MAX, &req), UCOLL_OK,
                           name, "scan_init")) {
             for (int it = 0; it < 2; it++) {
-                for (int i = 0; i < 3; i++) {
-                    x[i] = input64(r, 10 + it, (size_t)i);
+                const uint64_t salt = 10 + (uint64_t)it;
+                mpt_fill_input(x, 3, UCOLL_INT64, UCOLL_OP_MAX, r, salt);
+                for (int i = 0; i < 3; i++)
                     y[i] = 0;
-                }
                 if (!mpt_expect_st(ucoll_start(req), UCOLL_OK, name, "start") ||
                     !mpt_expect_st(ucoll_wait(req), UCOLL_OK, name, "wait"))
                     break;
+                int64_t m[3], t[3];
+                mpt_ref_range(m, t, 3, UCOLL_INT64, UCOLL_OP_MAX, NULL, 0, r + 1, salt);
                 int bad = 0;
-                for (int i = 0; i < 3; i++) {
-                    int64_t m = INT64_MIN;
-                    for (int q = 0; q <= r; q++) {
-                        int64_t v = input64(q, 10 + it, (size_t)i);
-                        m = v > m ? v : m;
-                    }
-                    bad += y[i] != m;
-                }
+                for (int i = 0; i < 3; i++)
+                    bad += y[i] != m[i];
                 mpt_check(bad == 0, name, "start %d: %d elements wrong", it + 1, bad);
             }
             mpt_expect_st(ucoll_request_free(req), UCOLL_OK, name, "free");

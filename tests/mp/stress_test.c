@@ -14,7 +14,8 @@
  * persistent requests (up to 3 alive, recreated now and then).
  *
  * Checked for every call: the status, the result against a reference computed here (inputs
- * are hashes of (call, rank, index); integer and float results are exact), the receive buffer
+ * from mpt_fill_input, keyed by (call, rank, index); integer and float results are exact;
+ * mpt_ref_combine combines them), the receive buffer
  * untouched where the collective must not write (exscan at rank 0, reduce off the root) and 64
  * guard bytes either side of every buffer, and the send buffer unchanged.
  *
@@ -156,15 +157,7 @@ static kind_info_t kinds[NKINDS] = {
     [K_U32_USERSUM] = {"uint32-user-sum", UCOLL_UINT32, -1, 4, 0},
 };
 
-/* user op 1, not commutative: (a1, b1) then (a2, b2) is x -> a2 (a1 x + b1) + b2 (mod 2^32),
- * a in the low half of the uint64, b in the high half */
-static uint64_t affine_then(uint64_t first, uint64_t second)
-{
-    uint32_t a1 = (uint32_t)first, b1 = (uint32_t)(first >> 32);
-    uint32_t a2 = (uint32_t)second, b2 = (uint32_t)(second >> 32);
-    return ((uint64_t)(a2 * b1 + b2) << 32) | (uint32_t)(a1 * a2);
-}
-
+/* user op 1, not commutative: mpt_affine_then */
 static int user_arg_affine, user_arg_sum;
 static long user_bad_calls;
 
@@ -177,7 +170,7 @@ static void affine_fn(const void *in, void *inout, size_t n, ucoll_dtype_t dt, v
     const uint64_t *a = in;
     uint64_t *b = inout;
     for (size_t i = 0; i < n; i++)
-        b[i] = affine_then(a[i], b[i]);
+        b[i] = mpt_affine_then(a[i], b[i]);
 }
 
 /* user op 2, commutative: wrapping sum of uint32 */
@@ -193,173 +186,40 @@ static void usersum_fn(const void *in, void *inout, size_t n, ucoll_dtype_t dt, 
         b[i] += a[i];
 }
 
-/* element i's hash for a call: the ranks' inputs are cheap functions of it and the rank */
-static inline uint64_t elem_hash(uint64_t salt, size_t i)
-{
-    return mpt_mix64(salt ^ ((uint64_t)i * 0xd1b54a32d192ed03ULL));
-}
-
-/* the per-rank constants some kinds use (keys and masks), for ranks 0 .. MAX_RANKS-1 */
+/* the most ranks whose combined inputs mpt_fill_input keeps exact */
 #define MAX_RANKS 256
-static uint64_t rank_key[MAX_RANKS];
 
-typedef union {
-    uint64_t u;
-    int64_t s;
-    double d;
-} val_t;
-
-/* rank r's input for element hash h */
-static inline val_t input(kind_t k, uint64_t h, int r)
+/* the built-in op whose inputs (mpt_fill_input) and reference (mpt_ref_combine) a kind uses;
+ * the user sum is the built-in sum, the affine maps have a reference of their own */
+static ucoll_op_t base_op(kind_t k)
 {
-    val_t v;
-    const uint64_t ur = (uint64_t)r;
-    switch (k) {
-    case K_I64_SUM:
-    case K_I32_SUM:
-    case K_U8_SUM:
-        v.u = h + ur * (h >> 17); /* wraps: sums are compared modulo 2^width */
-        break;
-    case K_I16_MAX:
-        v.s = (int64_t)(h & 0x3fff) - 8192 + (int64_t)(ur % 64) * (int64_t)((h >> 20) % 64);
-        break;
-    case K_F64_SUM:
-    case K_F64_MAX:
-        v.d = (double)((int64_t)(h % 2001) - 1000) + (double)r * (double)((h >> 32) % 17);
-        break;
-    case K_F32_MIN:
-        v.d = (double)((int64_t)(h % 2001) - 1000) + (double)(r % 64) * (double)((h >> 32) % 9);
-        break;
-    case K_U32_BXOR:
-    case K_U16_BOR:
-        v.u = h & rank_key[r % MAX_RANKS];
-        break;
-    case K_U64_BAND:
-        v.u = h | (rank_key[r % MAX_RANKS] & rank_key[(r + 1) % MAX_RANKS]);
-        break;
-    case K_U64_PROD:
-        v.u = h * (2 * ur + 1);
-        break;
-    case K_I8_LAND:
-    case K_I8_LOR:
-    case K_U8_LXOR: {
-        /* truth from one bit per rank (LAND mostly true); comm rank 0 gives 0/1 exactly,
-         * the others any non-zero value for true */
-        uint64_t bit = (h >> (r % 60)) & 1;
-        int truth = k == K_I8_LAND ? ((h >> (r % 60)) & 3) != 0 : (int)bit;
-        v.s = !truth ? 0 : r == 0 ? 1 : (int64_t)(1 + (h >> 56) % 100);
-        break;
-    }
-    case K_I32_MIN:
-        v.s = (int64_t)(int32_t)(h >> 32) / 4 + (int64_t)(ur % 64) * (int64_t)(h % 1000);
-        break;
-    case K_U64_AFFINE:
-        v.u = (h & 0xffffffff00000000ULL) | ((uint32_t)(h + ur * 0x9e3779b9u) | 1u);
-        break;
-    default: /* K_U32_USERSUM */
-        v.u = h + ur * 7;
-        break;
-    }
-    return v;
+    return k == K_U32_USERSUM ? UCOLL_OP_SUM : k == K_U64_AFFINE ? -1 : kinds[k].op;
 }
 
-/* acc (+) x, acc covering the lower ranks */
-static inline val_t combine(kind_t k, val_t acc, val_t x)
-{
-    switch (k) {
-    case K_I64_SUM:
-    case K_I32_SUM:
-    case K_U8_SUM:
-    case K_U32_USERSUM:
-        acc.u += x.u;
-        break;
-    case K_I16_MAX:
-        acc.s = x.s > acc.s ? x.s : acc.s;
-        break;
-    case K_F64_SUM:
-        acc.d += x.d;
-        break;
-    case K_F64_MAX:
-        acc.d = x.d > acc.d ? x.d : acc.d;
-        break;
-    case K_F32_MIN:
-        acc.d = x.d < acc.d ? x.d : acc.d;
-        break;
-    case K_U32_BXOR:
-        acc.u ^= x.u;
-        break;
-    case K_U16_BOR:
-        acc.u |= x.u;
-        break;
-    case K_U64_BAND:
-        acc.u &= x.u;
-        break;
-    case K_U64_PROD:
-        acc.u *= x.u;
-        break;
-    case K_I8_LAND:
-        acc.s = acc.s != 0 && x.s != 0;
-        break;
-    case K_I8_LOR:
-        acc.s = acc.s != 0 || x.s != 0;
-        break;
-    case K_U8_LXOR:
-        acc.s = (acc.s != 0) != (x.s != 0);
-        break;
-    case K_I32_MIN:
-        acc.s = x.s < acc.s ? x.s : acc.s;
-        break;
-    case K_U64_AFFINE:
-        acc.u = affine_then(acc.u, x.u);
-        break;
-    default:
-        break;
-    }
-    return acc;
-}
-
-static inline void store(kind_t k, void *buf, size_t i, val_t v)
-{
-    switch (kinds[k].dtype) {
-    case UCOLL_INT8:
-    case UCOLL_UINT8:
-        ((uint8_t *)buf)[i] = (uint8_t)v.u;
-        break;
-    case UCOLL_INT16:
-    case UCOLL_UINT16:
-        ((uint16_t *)buf)[i] = (uint16_t)v.u;
-        break;
-    case UCOLL_INT32:
-    case UCOLL_UINT32:
-        ((uint32_t *)buf)[i] = (uint32_t)v.u;
-        break;
-    case UCOLL_FLOAT32:
-        ((float *)buf)[i] = (float)v.d;
-        break;
-    case UCOLL_FLOAT64:
-        ((double *)buf)[i] = v.d;
-        break;
-    default:
-        ((uint64_t *)buf)[i] = v.u;
-        break;
-    }
-}
-
+/* rank r's input for a call under salt; the affine maps' a is odd (a map that is invertible) */
 static void gen_input(kind_t k, uint64_t salt, int r, size_t n, void *buf)
 {
-    for (size_t i = 0; i < n; i++)
-        store(k, buf, i, input(k, elem_hash(salt, i), r));
+    mpt_fill_input(buf, n, kinds[k].dtype, base_op(k), r, salt);
+    if (k == K_U64_AFFINE)
+        for (size_t i = 0; i < n; i++)
+            ((uint64_t *)buf)[i] |= 1;
 }
+
+static unsigned char *ref_tmp; /* one rank's input while the reference is built, max_bytes */
 
 /* the combination of ranks lo..hi-1's inputs, in rank order */
 static void reference(kind_t k, uint64_t salt, int lo, int hi, size_t n, void *out)
 {
-    for (size_t i = 0; i < n; i++) {
-        uint64_t h = elem_hash(salt, i);
-        val_t acc = input(k, h, lo);
-        for (int r = lo + 1; r < hi; r++)
-            acc = combine(k, acc, input(k, h, r));
-        store(k, out, i, acc);
+    if (k != K_U64_AFFINE) {
+        if (mpt_ref_range(out, ref_tmp, n, kinds[k].dtype, base_op(k), NULL, lo, hi, salt) != 0)
+            fail("no reference for %s", kinds[k].name);
+        return;
+    }
+    gen_input(k, salt, lo, n, out);
+    for (int r = lo + 1; r < hi; r++) {
+        gen_input(k, salt, r, n, ref_tmp);
+        for (size_t i = 0; i < n; i++)
+            ((uint64_t *)out)[i] = mpt_affine_then(((uint64_t *)out)[i], ((uint64_t *)ref_tmp)[i]);
     }
 }
 
@@ -919,8 +779,6 @@ int main(int argc, char **argv)
         printf("FATAL stress_test: at most %d ranks\n", MAX_RANKS);
         return 2;
     }
-    for (int r = 0; r < MAX_RANKS; r++)
-        rank_key[r] = mpt_mix64(0xabcdef ^ (uint64_t)r * 0x51ed27);
     if ((st = ucoll_op_create(affine_fn, &user_arg_affine, 0, &kinds[K_U64_AFFINE].op)) != 0 ||
         (st = ucoll_op_create(usersum_fn, &user_arg_sum, 1, &kinds[K_U32_USERSUM].op)) != 0) {
         printf("FATAL stress_test: ucoll_op_create: %s\n", ucoll_strerror(st));
@@ -944,7 +802,8 @@ int main(int argc, char **argv)
             R.comms[i].alg[c] = "auto";
     }
     expect_buf = aligned_alloc(64, max_bytes + 64);
-    if (expect_buf == NULL)
+    ref_tmp = aligned_alloc(64, max_bytes + 64);
+    if (expect_buf == NULL || ref_tmp == NULL)
         return 2;
     memset(expect_buf, 0, max_bytes + 64);
     for (int i = 0; i < MAX_BATCH; i++)
