@@ -137,11 +137,13 @@ ucoll_status_t exec_prepare(ucoll_request_t *req)
         return UCOLL_OK; /* a blocking call repeating the last one's arguments */
     req->prepared = 0;
     if (!req->sched_valid) {
+        /* the tag's round field (tag.h), judged by a bound every rank computes alike: this
+         * rank's own schedule may have fewer rounds than another's */
+        if (cost_rounds_bound(req->alg, req->param, req->comm->size) > UCOLL_MAX_ROUNDS)
+            return UCOLL_ERR_NOT_SUPPORTED;
         sched_clear(&req->sched);
         if (req->alg->build(&req->sched, &req->sched_args) != 0)
             return req->sched.failed ? UCOLL_ERR_NO_MEMORY : UCOLL_ERR_INVALID_ARG;
-        if (req->sched.nrounds > UCOLL_MAX_ROUNDS)
-            return UCOLL_ERR_NOT_SUPPORTED; /* the tag's round field (tag.h) */
         req->sched_valid = 1;
     }
     for (int b = SCHED_FIRST_SCRATCH; b < SCHED_NBUFS; b++)

@@ -152,3 +152,13 @@ const char *cost_select(ucoll_coll_t coll, int p, size_t bytes, int commutative,
         return cost_auto_exscan(p, (double)bytes, cost, NULL);
     return cost_auto_fixed(coll, bytes, commutative, reduce_rhrd_min, allreduce_rhrd_min);
 }
+
+unsigned cost_rounds_bound(const alg_desc_t *alg, int param, int p)
+{
+    sched_figures_t fig;
+    if (alg->coll == UCOLL_COLL_EXSCAN && cost_exscan_figures(alg, param, p, &fig) == 0)
+        return fig.rounds;
+    if (alg->build == scan_linear_build)
+        return p > 1 ? (unsigned)(p - 1) : 0;
+    return 2 * sched_ceil_log2(p) + 2; /* trees, butterflies, halving and doubling */
+}

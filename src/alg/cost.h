@@ -44,6 +44,11 @@ unsigned long sched_figures_builds(void);
  * param) for p processes, from closed forms in O(log p); -1 for an algorithm without one */
 int cost_exscan_figures(const alg_desc_t *alg, int param, int p, sched_figures_t *fig);
 
+/* at least the rounds of every rank's schedule of alg for p processes, the same on every rank
+ * (the executor refuses, on all ranks alike, a schedule beyond the tag's round field): exact
+ * for the exscan candidates and the chains, 2 ceil(log2 p) + 2 for the logarithmic rest */
+unsigned cost_rounds_bound(const alg_desc_t *alg, int param, int p);
+
 double cost_predict_us(const sched_figures_t *fig, double bytes, const cost_params_t *cost);
 
 /* the exscan algorithms auto chooses among, in order of preference for ties */

@@ -395,6 +395,39 @@ START_TEST(auto_fits_the_round_field)
 }
 END_TEST
 
+/* whether a schedule fits the tag's round field is decided alike on every rank: the bound is
+ * at least the highest round of any rank (sched_figures builds them all), and it is beyond
+ * UCOLL_MAX_ROUNDS exactly when the schedule is, for every algorithm of every collective */
+START_TEST(rounds_bound_is_every_ranks)
+{
+    const ucoll_coll_t colls[] = {UCOLL_COLL_EXSCAN, UCOLL_COLL_SCAN,   UCOLL_COLL_REDUCE,
+                                  UCOLL_COLL_ALLREDUCE, UCOLL_COLL_BCAST, UCOLL_COLL_BARRIER};
+    const int ps[] = {1, 2, 3, 5, 8, 17, 100, 255, 256, 257, 258, 300, 513};
+    for (size_t c = 0; c < sizeof(colls) / sizeof(colls[0]); c++) {
+        size_t n;
+        const alg_desc_t *algs = alg_list(colls[c], &n);
+        for (size_t a = 0; a < n; a++)
+            for (int param = 1; param <= ((algs[a].flags & ALG_PARAM_REQUIRED) ? 64 : 1);
+                 param += param == 12 ? 50 : 1) /* 1..12 and the widest, 62..64 */
+                for (size_t i = 0; i < sizeof(ps) / sizeof(ps[0]); i++) {
+                    const int q = (algs[a].flags & ALG_PARAM_REQUIRED) ? param : algs[a].param;
+                    for (int commutative = 0; commutative <= 1; commutative++) {
+                        sched_figures_t fig;
+                        ck_assert_int_eq(sched_figures(&algs[a], q, ps[i], 4, 8, ps[i] / 2,
+                                                       commutative, &fig),
+                                         0);
+                        const unsigned bound = cost_rounds_bound(&algs[a], q, ps[i]);
+                        ck_assert_msg(bound >= fig.rounds, "%s:%d p=%d: bound %u < %u rounds",
+                                      algs[a].name, q, ps[i], bound, fig.rounds);
+                        ck_assert_msg((bound > UCOLL_MAX_ROUNDS) == (fig.rounds > UCOLL_MAX_ROUNDS),
+                                      "%s:%d p=%d: bound %u, %u rounds", algs[a].name, q, ps[i],
+                                      bound, fig.rounds);
+                    }
+                }
+    }
+}
+END_TEST
+
 START_TEST(selection_builds_no_schedule)
 {
     const cost_params_t cost = {1.0, 0.1, 5.0};
@@ -434,6 +467,7 @@ int main(void)
     tcase_add_test(tc, closed_forms_against_symbolic_run);
     tcase_add_test(tc, selection_builds_no_schedule);
     tcase_add_test(tc, auto_fits_the_round_field);
+    tcase_add_test(tc, rounds_bound_is_every_ranks);
     suite_add_tcase(s, tc);
     /* about 60 M schedule builds: minutes on a loaded machine, so a wide timeout */
     TCase *sweep = tcase_create("closed forms, p <= 4096");
