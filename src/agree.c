@@ -141,8 +141,10 @@ typedef struct {
     uint64_t mine[AGREE_CHECK_WORDS], all[AGREE_CHECK_WORDS];
 } check_req_t;
 
-static const char *const check_fields[AGREE_CHECK_FIELDS] = {"collective", "count", "dtype",
-                                                             "op",         "root",  "algorithm"};
+/* commutativity too: two ranks' user ops of one handle may differ in it, and it shapes the
+ * schedule (reduce's tree root, allreduce's butterfly) */
+static const char *const check_fields[AGREE_CHECK_FIELDS] = {
+    "collective", "count", "dtype", "op", "root", "algorithm", "op commutativity"};
 
 ucoll_status_t check_start(ucoll_request_t *req)
 {
@@ -165,6 +167,7 @@ ucoll_status_t check_start(ucoll_request_t *req)
         reduces ? (uint64_t)req->op : 0,
         rooted ? (uint64_t)req->root : 0,
         hash_text(req->alg->name) ^ (uint64_t)req->param,
+        reduces ? (uint64_t)req->sched_args.commutative : 0,
     };
     for (size_t i = 0; i < AGREE_CHECK_FIELDS; i++)
         put_pair(c->mine, i, v[i]);

@@ -10,7 +10,7 @@
  * segment size, the two rhrd thresholds, alpha, beta, gamma and UCOLL_CHECK) */
 #define AGREE_SETTINGS_WORDS (2 * (UCOLL_NCOLLS + 7))
 /* UCOLL_CHECK: one pair per compared field of a collective */
-#define AGREE_CHECK_FIELDS 6
+#define AGREE_CHECK_FIELDS 7
 #define AGREE_CHECK_WORDS (2 * AGREE_CHECK_FIELDS)
 
 #endif

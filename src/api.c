@@ -373,10 +373,10 @@ static ucoll_status_t agree_comm_id(ucoll_comm_t *comm, uint64_t *used, uint32_t
         st = ucoll_allreduce(comm, UCOLL_IN_PLACE, &all_free, 1, UCOLL_INT64, UCOLL_OP_MIN);
         if (st == UCOLL_OK && all_free)
             return UCOLL_OK;
+        if (st != UCOLL_OK)
+            return st; /* the reservation stays: other ranks may have made the comm */
         if (free_here)
             mine[id / 64] &= ~bit; /* the reservation goes; another split's mark stays */
-        if (st != UCOLL_OK)
-            return st;
     }
 }
 

@@ -114,6 +114,13 @@ static void setup_request(ucoll_request_t *req, ucoll_comm_t *comm, const coll_a
     req->sched_args = *sa;
 }
 
+/* a blocking call owns its request from its start until it returns: another thread's pass may
+ * complete it meanwhile, and it must neither be restarted nor lose its status before then */
+static int in_use(const ucoll_request_t *req)
+{
+    return req->active || req->owned;
+}
+
 /* the comm's blocking request that already holds this schedule, else a free slot's or the
  * least recently used one; moved to the front (the previous front's scratch goes back to the
  * pool). A request still running in another thread (UCOLL_THREAD_MULTIPLE, threads sharing the
@@ -124,13 +131,13 @@ static ucoll_request_t *blocking_request(ucoll_comm_t *comm, const alg_desc_t *a
 {
     int pick = -1;
     for (int i = 0; i < COMM_BLOCKING_CACHE && comm->blocking[i] != NULL && pick < 0; i++)
-        if (same_schedule(comm->blocking[i], alg, sa) && !comm->blocking[i]->active)
+        if (same_schedule(comm->blocking[i], alg, sa) && !in_use(comm->blocking[i]))
             pick = i;
     if (pick < 0) {
         pick = 0;
         while (pick < COMM_BLOCKING_CACHE - 1 && comm->blocking[pick] != NULL)
             pick++;
-        while (pick >= 0 && comm->blocking[pick] != NULL && comm->blocking[pick]->active)
+        while (pick >= 0 && comm->blocking[pick] != NULL && in_use(comm->blocking[pick]))
             pick--; /* the least recently used slot not in use */
         if (pick < 0 || comm->blocking[pick] == NULL) {
             ucoll_request_t *req = calloc(1, sizeof(*req));
@@ -145,7 +152,7 @@ static ucoll_request_t *blocking_request(ucoll_comm_t *comm, const alg_desc_t *a
         }
     }
     ucoll_request_t *req = comm->blocking[pick];
-    if (pick > 0 && !comm->blocking[0]->active) /* the pool lends the scratch to the new front */
+    if (pick > 0 && !in_use(comm->blocking[0])) /* the pool lends the scratch to the new front */
         exec_release_scratch(comm->blocking[0]);
     memmove(&comm->blocking[1], &comm->blocking[0], (size_t)pick * sizeof(req));
     comm->blocking[0] = req;
@@ -173,8 +180,11 @@ static ucoll_status_t run_blocking_locked(ucoll_comm_t *comm, const coll_args_t 
     ucoll_status_t st = check_args(comm, a);
     if (st != UCOLL_OK || (st = exec_may_start(comm)) != UCOLL_OK)
         return st; /* (before progress could make ranks disagree about the window) */
-    if (comm->ctx->active != NULL)
+    if (comm->ctx->active != NULL) {
         ctx_progress(comm->ctx); /* let outstanding nonblocking collectives move */
+        if (comm->revoked)
+            return UCOLL_ERR_STATE; /* one of them failed on this comm just now */
+    }
     if (trivially_done(comm, a)) {
         comm->seq++;
         return UCOLL_OK;
@@ -188,9 +198,16 @@ static ucoll_status_t run_blocking_locked(ucoll_comm_t *comm, const coll_args_t 
     ucoll_request_t *req = blocking_request(comm, alg, &sa);
     if (req == NULL)
         return UCOLL_ERR_NO_MEMORY;
+    const int holds_op = a->coll != UCOLL_COLL_BCAST && a->coll != UCOLL_COLL_BARRIER;
+    if (holds_op && !op_hold(a->op)) /* freed by another thread since check_args */
+        return UCOLL_ERR_INVALID_ARG;
     setup_request(req, comm, a, alg, param, &sa);
+    req->owned = 1;
     if ((st = exec_start(req)) == UCOLL_OK)
         st = request_wait(req);
+    req->owned = 0;
+    if (holds_op)
+        op_release(a->op);
     if (outside_cache(req)) {
         exec_release(req);
         sched_destroy(&req->sched);
@@ -213,9 +230,17 @@ static ucoll_status_t new_request_locked(ucoll_comm_t *comm, const coll_args_t *
     int param;
     if ((st = select_algorithm(comm, a->coll, a->op, a->dtype, a->count, &alg, &param)) != 0)
         return st;
+    /* held before anything runs, until ucoll_request_free: the op cannot be freed under it */
+    const int holds_op = a->coll != UCOLL_COLL_BCAST && a->coll != UCOLL_COLL_BARRIER;
+    if (holds_op && !op_hold(a->op)) /* freed by another thread since check_args */
+        return UCOLL_ERR_INVALID_ARG;
     ucoll_request_t *req = calloc(1, sizeof(*req));
-    if (req == NULL)
+    if (req == NULL) {
+        if (holds_op)
+            op_release(a->op);
         return UCOLL_ERR_NO_MEMORY;
+    }
+    req->op_held = holds_op;
     sched_init(&req->sched);
     sched_args_t sa;
     sched_args_of(comm, a, param, &sa);
@@ -226,6 +251,8 @@ static ucoll_status_t new_request_locked(ucoll_comm_t *comm, const coll_args_t *
         /* built and registered once; every start reuses them without allocating */
         if ((st = exec_register_user_buffers(req)) != UCOLL_OK ||
             (st = exec_prepare(req)) != UCOLL_OK) {
+            if (holds_op)
+                op_release(a->op);
             exec_release(req);
             sched_destroy(&req->sched);
             free(req);
@@ -235,15 +262,13 @@ static ucoll_status_t new_request_locked(ucoll_comm_t *comm, const coll_args_t *
         if (trivially_done(comm, a)) {
             comm->seq++;
         } else if ((st = exec_start(req)) != UCOLL_OK) {
+            if (holds_op)
+                op_release(a->op);
             exec_release(req);
             sched_destroy(&req->sched);
             free(req);
             return st;
         }
-    }
-    if (a->coll != UCOLL_COLL_BCAST && a->coll != UCOLL_COLL_BARRIER) {
-        op_hold(a->op); /* until ucoll_request_free: the op cannot be freed under it */
-        req->op_held = 1;
     }
     req->next_live = live_requests;
     live_requests = req;

@@ -274,21 +274,24 @@ UCOLL_EXPORT ucoll_status_t ucoll_op_set_cost(ucoll_op_t op, double ns_per_byte)
     return status;
 }
 
-/* adds delta to the users of a live user op; predefined and unknown ops have none */
-static void user_op_users_add(ucoll_op_t op, int delta)
+/* adds delta to the users of a live user op; predefined and unknown ops have none. 0 if op
+ * is a user op no longer live (freed by another thread since its arguments were checked) */
+static int user_op_users_add(ucoll_op_t op, int delta)
 {
     if (op < UCOLL_USER_OP_BASE || op - UCOLL_USER_OP_BASE >= UCOLL_MAX_USER_OPS)
-        return;
+        return 1;
     lock();
     user_op_t *u = &user_ops[op - UCOLL_USER_OP_BASE];
-    if (u->fn != NULL)
+    const int live = u->fn != NULL;
+    if (live)
         u->users += (unsigned)delta;
     unlock();
+    return live;
 }
 
-void op_hold(ucoll_op_t op)
+int op_hold(ucoll_op_t op)
 {
-    user_op_users_add(op, 1);
+    return user_op_users_add(op, 1);
 }
 
 void op_release(ucoll_op_t op)

@@ -27,9 +27,9 @@ int op_from_name(const char *name, ucoll_op_t *op);          /* predefined names
 ucoll_status_t op_check(ucoll_op_t op, ucoll_dtype_t dtype);
 /* 1 if the op is commutative (every predefined op; user ops as created) */
 int op_is_commutative(ucoll_op_t op);
-/* a request that refers to user op `op` is created / freed: ucoll_op_free refuses (ERR_STATE)
- * while it has any; nothing for predefined ops */
-void op_hold(ucoll_op_t op);
+/* a request or a blocking call that refers to user op `op` begins / ends: ucoll_op_free refuses
+ * (ERR_STATE) while it has any; nothing for predefined ops. op_hold: 0 if the user op is gone */
+int op_hold(ucoll_op_t op);
 void op_release(ucoll_op_t op);
 /* the cost stated with ucoll_op_set_cost (ns per byte of one application), or -1 */
 double op_stated_gamma(ucoll_op_t op);

@@ -92,6 +92,7 @@ struct ucoll_request {
     int persistent; /* from *_init: kept after completion */
     int active;     /* started and not yet completed */
     int blocking;   /* the comm's reusable request */
+    int owned;      /* a blocking call runs it and has not returned yet */
     int op_held;    /* op_hold was called for op (released by ucoll_request_free) */
     int internal;   /* an agreement of the library's own (agree.c): fixed algorithm, unsegmented */
     int checking;   /* UCOLL_CHECK: waits for `check` before its own first round */

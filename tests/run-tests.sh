@@ -468,6 +468,11 @@ run_job "overlap np=3" 3 120 "" tests/mp/overlap_test --expect-size 3
 for np in 2 4; do
     run_job "thread_test np=$np" "$np" 120 "" tests/mp/thread_test --expect-size "$np"
 done
+# a thread inside a blocking call keeps its own request (its status is its own, here
+# UCOLL_ERR_MISMATCH while another thread's call of the same shape succeeds) and its user op
+run_job "thread_race_test np=2: own status" 2 120 "UCOLL_CHECK=1" \
+    tests/mp/thread_race_test --case status
+run_job "thread_race_test np=2: op in use" 2 120 "" tests/mp/thread_race_test --case opfree
 # config: malformed UCOLL_* values make ucoll_init fail with a message naming the variable
 run_job "config_test (no launcher)" none 120 "" tests/mp/config_test
 # settings that must agree, differing between even and odd ranks: ucoll_init fails with

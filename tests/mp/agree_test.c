@@ -224,6 +224,41 @@ static void mismatches(ucoll_comm_t *w)
         }
 }
 
+static void add_int64(const void *in, void *inout, size_t count, ucoll_dtype_t dtype, void *arg)
+{
+    (void)dtype;
+    (void)arg;
+    for (size_t i = 0; i < count; i++)
+        ((int64_t *)inout)[i] += ((const int64_t *)in)[i];
+}
+
+/* one handle, created alike everywhere, commutative on rank 0 only: the schedules would differ */
+static void commutativity_mismatch(ucoll_comm_t *w)
+{
+    const int rank = ucoll_comm_rank(w);
+    char text[8192], name[128];
+    const char *want = "ucoll: allreduce: op commutativity differs between ranks";
+    ucoll_op_t op;
+    mpt_expect_st(ucoll_op_create(add_int64, NULL, rank == 0, &op), UCOLL_OK,
+                  "op commutativity mismatch", "ucoll_op_create");
+    for (int form = 0; form < MPT_NFORMS; form++) {
+        int64_t s[8], r[8];
+        for (int i = 0; i < 8; i++)
+            s[i] = r[i] = rank + 1;
+        snprintf(name, sizeof(name), "%s op commutativity mismatch", mpt_form_names[form]);
+        capture_begin();
+        ucoll_status_t st =
+            run_form((mpt_form_t)form, UCOLL_COLL_ALLREDUCE, w, s, r, 4, UCOLL_INT64, op, 0);
+        capture_end(text, sizeof(text));
+        mpt_expect_st(st, UCOLL_ERR_MISMATCH, name, "the mismatching call");
+        mpt_check(strstr(text, want) != NULL, name, "stderr lacks \"%s\"", want);
+        for (int i = 0; i < 8; i++)
+            mpt_check(r[i] == rank + 1 && s[i] == rank + 1, name, "buffers untouched");
+        expect_usable(w, name);
+    }
+    mpt_expect_st(ucoll_op_free(op), UCOLL_OK, "op commutativity mismatch", "ucoll_op_free");
+}
+
 /* matching calls of every collective in every form give exact results under UCOLL_CHECK */
 static void matching(ucoll_comm_t *w)
 {
@@ -300,8 +335,10 @@ int main(int argc, char **argv)
     mpt_tally.rank = ucoll_comm_rank(w);
     const int p = ucoll_comm_size(w);
     mpt_check(expect_size < 0 || p == expect_size, "job size", "%d ranks, want %d", p, expect_size);
-    if (p >= 2)
+    if (p >= 2) {
         mismatches(w);
+        commutativity_mismatch(w);
+    }
     matching(w);
     mpt_expect_st(ucoll_finalize(w), UCOLL_OK, "finalize", "ucoll_finalize");
     printf("agree_test --check np=%d rank %d: %ld checks, %ld failed; verdict: %s\n", p,
