@@ -24,8 +24,8 @@
  * - A user op must not call ucoll: every call made from inside one that returns a status
  *   returns UCOLL_ERR_STATE (ucoll_comm_rank, ucoll_comm_size, ucoll_strerror still answer).
  *   ucoll_op_free of a user op that a request not yet freed with ucoll_request_free refers
- *   to (persistent or nonblocking, active or complete) returns UCOLL_ERR_STATE; the request
- *   keeps working with it.
+ *   to (persistent or nonblocking, active or complete), or that a blocking call of another
+ *   thread is running with, returns UCOLL_ERR_STATE; the request or call keeps working with it.
  * - fork: a child of a process that called ucoll_init cannot use ucoll (its connections and
  *   shared-memory rings are the parent's): every call there that returns a status returns
  *   UCOLL_ERR_STATE and touches nothing, ucoll_finalize included. The parent goes on unaffected.
