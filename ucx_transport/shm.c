@@ -470,32 +470,36 @@ static int take_message(shm_chan_t *ch, struct shm_peer *p, const struct shm_slo
     return 1;
 }
 
-unsigned shm_progress(shm_chan_t *ch)
+/* the messages waiting in p's ring, in order. Out of line, as is write_pending: an idle pass
+ * reads one sequence number per peer and keeps the register saves of these loops out of it */
+static __attribute__((noinline)) unsigned take_ready(shm_chan_t *ch, struct shm_peer *p)
 {
     unsigned events = 0;
-    for (int k = 0; k < ch->nlocal; k++) {
-        struct shm_peer *p = &ch->locals[k];
-        if (k == ch->me || p->broken)
-            continue; /* every other rank of this host may write its ring before it is enabled */
-        for (int n = 0; n < SHM_SLOTS; n++) { /* a busy sender cannot hold this pass */
-            struct shm_slot *s = &p->in->slot[p->in_tail & (SHM_SLOTS - 1)];
-            if (atomic_load_explicit(&s->seq, memory_order_acquire) != p->in_tail + 1)
-                break;
-            /* each header field read once: the slot may change under us */
-            const uint32_t len = *(volatile const uint32_t *)&s->len;
-            const uint64_t tag = *(volatile const uint64_t *)&s->tag;
-            if (len > SHM_MAX_MESSAGE) {
-                events += abandon_peer(ch, p, "a message length of", len);
-                break;
-            }
-            if (!take_message(ch, p, s, tag, len))
-                break;
-            p->in_tail++;
-            atomic_store_explicit(&p->in->consumed, p->in_tail, memory_order_release);
-            ch->stats.received++;
-            events++;
+    for (int n = 0; n < SHM_SLOTS; n++) { /* a busy sender cannot hold this pass */
+        struct shm_slot *s = &p->in->slot[p->in_tail & (SHM_SLOTS - 1)];
+        if (atomic_load_explicit(&s->seq, memory_order_acquire) != p->in_tail + 1)
+            break;
+        /* each header field read once: the slot may change under us */
+        const uint32_t len = *(volatile const uint32_t *)&s->len;
+        const uint64_t tag = *(volatile const uint64_t *)&s->tag;
+        if (len > SHM_MAX_MESSAGE) {
+            events += abandon_peer(ch, p, "a message length of", len);
+            break;
         }
+        if (!take_message(ch, p, s, tag, len))
+            break;
+        p->in_tail++;
+        atomic_store_explicit(&p->in->consumed, p->in_tail, memory_order_release);
+        ch->stats.received++;
+        events++;
     }
+    return events;
+}
+
+/* the sends that waited for a free slot, in order, as far as slots are free */
+static __attribute__((noinline)) unsigned write_pending(shm_chan_t *ch)
+{
+    unsigned events = 0;
     for (int k = 0; ch->npending > 0 && k < ch->nlocal; k++) {
         struct shm_peer *p = &ch->locals[k];
         while (p->pending.head != NULL) {
@@ -513,6 +517,22 @@ unsigned shm_progress(shm_chan_t *ch)
             events++;
         }
     }
+    return events;
+}
+
+unsigned shm_progress(shm_chan_t *ch)
+{
+    unsigned events = 0;
+    for (int k = 0; k < ch->nlocal; k++) {
+        struct shm_peer *p = &ch->locals[k];
+        if (k == ch->me || p->broken)
+            continue; /* every other rank of this host may write its ring before it is enabled */
+        const struct shm_slot *s = &p->in->slot[p->in_tail & (SHM_SLOTS - 1)];
+        if (atomic_load_explicit(&s->seq, memory_order_acquire) == p->in_tail + 1)
+            events += take_ready(ch, p);
+    }
+    if (ch->npending > 0)
+        events += write_pending(ch);
     return events;
 }
 
