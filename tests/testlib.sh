@@ -108,6 +108,17 @@ ucoll_launch() {
     wait "$pid"
     LAUNCH_RC=$?
     kill -KILL -- "-$pid" 2>/dev/null # whatever is left of the group
+    # ranks the launcher left behind (in process groups of their own): a hung rank would spin
+    # on through the rest of the suite. Only a wrapper of this launch is killed, with its rank.
+    local wf wp
+    for wf in "$done_dir"/wrapper-*; do
+        [ -f "$wf" ] || continue
+        wp=$(cat "$wf")
+        if grep -qF "$done_dir" "/proc/$wp/cmdline" 2>/dev/null; then
+            pkill -KILL -P "$wp" 2>/dev/null
+            kill -KILL "$wp" 2>/dev/null
+        fi
+    done
 
     local r bad="" missing=0 st
     for ((r = 0; r < nranks; r++)); do
