@@ -19,34 +19,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static int capture_fd = -1, saved_fd = -1;
-
-/* stderr into a file until capture_end, which returns its text */
-static void capture_begin(void)
-{
-    char path[] = "/tmp/ucoll-agree-test.XXXXXX";
-    capture_fd = mkstemp(path);
-    if (capture_fd < 0) {
-        perror("mkstemp");
-        exit(2);
-    }
-    unlink(path);
-    fflush(stderr);
-    saved_fd = dup(2);
-    dup2(capture_fd, 2);
-}
-
-static void capture_end(char *text, size_t cap)
-{
-    fflush(stderr);
-    dup2(saved_fd, 2);
-    close(saved_fd);
-    ssize_t n = pread(capture_fd, text, cap - 1, 0);
-    text[n > 0 ? n : 0] = '\0';
-    close(capture_fd);
-    fputs(text, stderr); /* the log keeps it */
-}
-
 static int launcher_rank(void)
 {
     const char *r = getenv("PMIX_RANK");
@@ -66,9 +38,9 @@ static int init_mismatch(const char *var, const char *even, const char *odd)
         setenv(var, mine, 1);
     char text[8192], want[256];
     ucoll_comm_t *w = NULL;
-    capture_begin();
+    mpt_capture_stderr_begin();
     ucoll_status_t st = ucoll_init(&w);
-    capture_end(text, sizeof(text));
+    mpt_capture_stderr_end(text, sizeof(text), 1); /* the log keeps it */
     mpt_expect_st(st, UCOLL_ERR_INVALID_ARG, "init", var);
     snprintf(want, sizeof(want), "ucoll: %s differs between ranks", var);
     mpt_check(strstr(text, want) != NULL, "init message", "stderr lacks \"%s\"", want);
@@ -208,10 +180,10 @@ static void mismatches(ucoll_comm_t *w)
             if (m->alg[side] != NULL)
                 mpt_expect_st(ucoll_set_algorithm(w, coll, m->alg[side]), UCOLL_OK, name,
                               "ucoll_set_algorithm");
-            capture_begin();
+            mpt_capture_stderr_begin();
             ucoll_status_t st = run_form((mpt_form_t)form, coll, w, s, r, m->count[side],
                                          m->dt[side], m->op[side], m->root[side]);
-            capture_end(text, sizeof(text));
+            mpt_capture_stderr_end(text, sizeof(text), 1); /* the log keeps it */
             ucoll_set_algorithm(w, coll, "auto");
             mpt_expect_st(st, UCOLL_ERR_MISMATCH, name, "the mismatching call");
             snprintf(want, sizeof(want), "ucoll: %s: %s differs between ranks", mpt_coll_name(coll),
@@ -246,10 +218,10 @@ static void commutativity_mismatch(ucoll_comm_t *w)
         for (int i = 0; i < 8; i++)
             s[i] = r[i] = rank + 1;
         snprintf(name, sizeof(name), "%s op commutativity mismatch", mpt_form_names[form]);
-        capture_begin();
+        mpt_capture_stderr_begin();
         ucoll_status_t st =
             run_form((mpt_form_t)form, UCOLL_COLL_ALLREDUCE, w, s, r, 4, UCOLL_INT64, op, 0);
-        capture_end(text, sizeof(text));
+        mpt_capture_stderr_end(text, sizeof(text), 1); /* the log keeps it */
         mpt_expect_st(st, UCOLL_ERR_MISMATCH, name, "the mismatching call");
         mpt_check(strstr(text, want) != NULL, name, "stderr lacks \"%s\"", want);
         for (int i = 0; i < 8; i++)

@@ -8,6 +8,8 @@
  * UCOLL_TIMEOUT=inf with small sizes and UCOLL_CHECK=1, and a collective runs with them.
  * Output: FAIL lines, then "config_test: C checks, F failed; verdict: PASS|FAIL".
  */
+#include "mp_util.h"
+
 #include <ucoll.h>
 
 #include <stdint.h>
@@ -30,23 +32,9 @@ static const ucoll_oob_t oob = {one_rank_allgather, NULL, 0, 1};
 /* ucoll_init_oob with stderr going to a file; its text (at most cap - 1 bytes) into msg */
 static ucoll_status_t init_capturing(ucoll_comm_t **w, char *msg, size_t cap)
 {
-    char path[] = "/tmp/ucoll-config-test.XXXXXX";
-    int fd = mkstemp(path);
-    if (fd < 0) {
-        perror("mkstemp");
-        exit(2);
-    }
-    unlink(path);
-    fflush(stderr);
-    int saved = dup(2);
-    dup2(fd, 2);
+    mpt_capture_stderr_begin();
     ucoll_status_t st = ucoll_init_oob(&oob, w);
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
-    ssize_t n = pread(fd, msg, cap - 1, 0);
-    msg[n > 0 ? n : 0] = '\0';
-    close(fd);
+    mpt_capture_stderr_end(msg, cap, 0);
     return st;
 }
 

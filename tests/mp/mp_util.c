@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 const char *const mpt_form_names[MPT_NFORMS] = {"blocking", "nonblocking", "persistent"};
 
@@ -342,4 +343,32 @@ ucoll_status_t mpt_call(mpt_form_t form, ucoll_coll_t coll, ucoll_comm_t *c, con
         return form == MPT_BLOCKING ? ucoll_barrier(c) : ucoll_ibarrier(c, req);
     }
     return UCOLL_ERR_INVALID_ARG;
+}
+
+static int capture_fd = -1, saved_stderr_fd = -1;
+
+void mpt_capture_stderr_begin(void)
+{
+    char path[] = "/tmp/ucoll-mptest-stderr.XXXXXX";
+    capture_fd = mkstemp(path);
+    if (capture_fd < 0) {
+        perror("mkstemp");
+        exit(2);
+    }
+    unlink(path);
+    fflush(stderr);
+    saved_stderr_fd = dup(2);
+    dup2(capture_fd, 2);
+}
+
+void mpt_capture_stderr_end(char *text, size_t cap, int echo)
+{
+    fflush(stderr);
+    dup2(saved_stderr_fd, 2);
+    close(saved_stderr_fd);
+    ssize_t n = pread(capture_fd, text, cap - 1, 0);
+    text[n > 0 ? n : 0] = '\0';
+    close(capture_fd);
+    if (echo)
+        fputs(text, stderr);
 }

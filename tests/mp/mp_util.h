@@ -79,6 +79,11 @@ typedef struct {
 extern mpt_tally_t mpt_tally;
 
 /* one failure (not a check of its own) */
+/* stderr of this process into a temporary file from capture_begin to capture_end, which puts
+ * its text (at most cap - 1 bytes) into text and, if echo, writes it to stderr after all */
+void mpt_capture_stderr_begin(void);
+void mpt_capture_stderr_end(char *text, size_t cap, int echo);
+
 void mpt_fail(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* one check: counts it, reports it when cond is false; returns cond */
 int mpt_check(int cond, const char *name, const char *fmt, ...)
