@@ -266,7 +266,17 @@ typedef enum {
     UCOLL_COLL_REDUCE,
     UCOLL_COLL_ALLREDUCE,
     UCOLL_COLL_BCAST,
-    UCOLL_COLL_BARRIER
+    UCOLL_COLL_BARRIER,
+    UCOLL_COLL_ALLGATHER,
+    UCOLL_COLL_ALLGATHERV,
+    UCOLL_COLL_REDUCE_SCATTER_BLOCK,
+    UCOLL_COLL_REDUCE_SCATTER,
+    UCOLL_COLL_ALLTOALL,
+    UCOLL_COLL_ALLTOALLV,
+    UCOLL_COLL_GATHER,
+    UCOLL_COLL_GATHERV,
+    UCOLL_COLL_SCATTER,
+    UCOLL_COLL_SCATTERV
 } ucoll_coll_t;
 ucoll_status_t ucoll_set_algorithm(ucoll_comm_t *comm, ucoll_coll_t coll, const char *alg);
 

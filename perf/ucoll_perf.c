@@ -577,6 +577,8 @@ static ucoll_status_t run_blocking(run_t *r, size_t count)
         return ucoll_bcast(r->comm, r->recvbuf, count, r->dtype, root);
     case UCOLL_COLL_BARRIER:
         return ucoll_barrier(r->comm);
+    default: /* the block collectives have their own paths */
+        break;
     }
     return UCOLL_ERR_INVALID_ARG;
 }
@@ -599,6 +601,8 @@ static ucoll_status_t make_persistent(run_t *r, size_t count, ucoll_request_t **
     case UCOLL_COLL_BCAST:
         return ucoll_bcast_init(r->comm, r->recvbuf, count, r->dtype, root, req);
     case UCOLL_COLL_BARRIER:
+        break;
+    default: /* the block collectives have their own paths */
         break;
     }
     return UCOLL_ERR_NOT_SUPPORTED;
@@ -643,6 +647,8 @@ static int expected_result(run_t *r, size_t count)
         fill_input(r->dtype, r->op, root, r->expect, count);
         return 1;
     case UCOLL_COLL_BARRIER:
+        break;
+    default: /* the block collectives have their own paths */
         break;
     }
     return 0;

@@ -56,14 +56,38 @@ typedef struct {
     int failed;                  /* an allocation failed while building */
 } sched_t;
 
-/* what a builder is given */
+/*
+ * What a builder is given. For the block collectives `count` is c, the elements of one block,
+ * and IN / OUT hold (p ranks, elements; "-" = the buffer does not exist on that rank and no step
+ * may name it):
+ *   allgather             IN c                       OUT p*c, rank r's block at r*c
+ *   allgatherv            IN count                   OUT rank r's block at recv_displs[r],
+ *                                                        recv_counts[r] elements
+ *   reduce_scatter_block  IN p*c, block j at j*c      OUT c: the (+) of every rank's block r
+ *   reduce_scatter        IN the blocks back to back, block j recv_counts[j] elements
+ *                                                    OUT recv_counts[r]
+ *   alltoall              IN p*c, block j for rank j OUT p*c, block i from rank i
+ *   alltoallv             IN block j at send_displs[j], send_counts[j] elements
+ *                                                    OUT block i at recv_displs[i], recv_counts[i]
+ *   gather                IN c                       OUT root: p*c; others: -
+ *   gatherv               IN count                   OUT root: as allgatherv's; others: -
+ *   scatter               IN root: p*c; others: -    OUT c
+ *   scatterv              IN root: block j at send_displs[j], send_counts[j] elements;
+ *                            others: -               OUT count
+ * The count arrays are the ones this rank passed (indexed by comm rank; NULL where the
+ * collective has none or the rank's are not significant, e.g. gatherv's on a non-root).
+ * UCOLL_IN_PLACE never reaches a builder: the executor copies the rank's input out of the user's
+ * receive buffer into IN first (scatter's root: OUT is scratch).
+ */
 typedef struct {
     int rank, size;   /* in the communicator */
-    int root;         /* reduce, bcast */
-    size_t count;     /* elements of the vector */
+    int root;         /* reduce, bcast, gather(v), scatter(v) */
+    size_t count;     /* elements of the vector, or of one block (see above) */
     size_t elem_size; /* bytes per element */
     int param;        /* algorithm parameter (doubling q'), 0 = none */
     int commutative;  /* the op is commutative */
+    const size_t *send_counts, *send_displs; /* v forms, elements per comm rank */
+    const size_t *recv_counts, *recv_displs;
 } sched_args_t;
 
 /* returns 0, or -1 when the schedule cannot be built (sched->failed set on no memory) */

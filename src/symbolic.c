@@ -804,6 +804,9 @@ static int verdict(sim_t *S)
                 rc =
                     fail(S, r, NULL, "has heard from %d of the %d ranks", S->res->rank_heard[r], p);
             break;
+        default:
+            rc = fail(S, r, NULL, "no verdict for the %s collective", alg_coll_name(S->coll));
+            break;
         }
         if (rc != 0)
             return -1;

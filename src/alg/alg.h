@@ -22,7 +22,7 @@ typedef struct {
     const char *summary;
 } alg_desc_t;
 
-#define UCOLL_NCOLLS 6
+#define UCOLL_NCOLLS 16
 
 /* Finds `name` (with an optional ":Q" suffix for ALG_PARAM_REQUIRED algorithms) for coll.
  * Returns the descriptor and stores the parameter, or NULL. "auto" is not in the table. */

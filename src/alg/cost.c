@@ -27,7 +27,7 @@ int sched_figures(const alg_desc_t *alg, int param, int p, size_t count, size_t 
     if (s == NULL || pc == NULL || ops == NULL || path == NULL || sent == NULL)
         goto out;
     for (int r = 0; r < p; r++) {
-        sched_args_t a = {r, p, root, count, elem_size, param, commutative};
+        sched_args_t a = {r, p, root, count, elem_size, param, commutative, NULL, NULL, NULL, NULL};
         sched_init(&s[r]);
         atomic_fetch_add(&figures_builds, 1);
         if (alg->build(&s[r], &a) != 0)

@@ -69,12 +69,32 @@ static const struct {
     const alg_desc_t *algs;
     size_t n;
 } registry[UCOLL_NCOLLS] = {
-    LIST(exscan_algs),    LIST(scan_algs),  LIST(reduce_algs),
-    LIST(allreduce_algs), LIST(bcast_algs), LIST(barrier_algs),
+    LIST(exscan_algs),
+    LIST(scan_algs),
+    LIST(reduce_algs),
+    LIST(allreduce_algs),
+    LIST(bcast_algs),
+    LIST(barrier_algs),
+    /* the block collectives: algorithms are added by their families */
+    {NULL, 0},
+    {NULL, 0},
+    {NULL, 0},
+    {NULL, 0},
+    {NULL, 0},
+    {NULL, 0},
+    {NULL, 0},
+    {NULL, 0},
+    {NULL, 0},
+    {NULL, 0},
 };
 
-static const char *coll_names[UCOLL_NCOLLS] = {"exscan",    "scan",  "reduce",
-                                               "allreduce", "bcast", "barrier"};
+static const char *coll_names[UCOLL_NCOLLS] = {
+    "exscan",         "scan",       "reduce",
+    "allreduce",      "bcast",      "barrier",
+    "allgather",      "allgatherv", "reduce_scatter_block",
+    "reduce_scatter", "alltoall",   "alltoallv",
+    "gather",         "gatherv",    "scatter",
+    "scatterv"};
 
 const alg_desc_t *alg_list(ucoll_coll_t coll, size_t *n)
 {

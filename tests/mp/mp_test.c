@@ -303,6 +303,8 @@ static const char **algs_of(ucoll_coll_t coll, size_t *n)
     case UCOLL_COLL_BARRIER:
         *n = NELEM(barrier_algs);
         return barrier_algs;
+    default: /* the block collectives have their own paths */
+        break;
     }
     *n = 0;
     return NULL;

@@ -341,6 +341,8 @@ ucoll_status_t mpt_call(mpt_form_t form, ucoll_coll_t coll, ucoll_comm_t *c, con
                                          : ucoll_bcast_init(c, r, n, dt, root, req);
     case UCOLL_COLL_BARRIER:
         return form == MPT_BLOCKING ? ucoll_barrier(c) : ucoll_ibarrier(c, req);
+    default: /* the block collectives have their own paths */
+        break;
     }
     return UCOLL_ERR_INVALID_ARG;
 }
