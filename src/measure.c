@@ -97,8 +97,12 @@ ucoll_status_t measure_cost_model(ucoll_ctx_t *ctx)
         }
         for (int op = 0; op < UCOLL_NOPS; op++)
             for (int dt = 0; dt < UCOLL_NDTYPES; dt++)
-                if (op_check(op, (ucoll_dtype_t)dt) == UCOLL_OK)
+                if (op_check(op, (ucoll_dtype_t)dt) == UCOLL_OK && op != UCOLL_OP_AVG)
                     gamma[op * UCOLL_NDTYPES + dt] = time_op(op, (ucoll_dtype_t)dt, in, inout);
+        /* AVG's (+) is SUM's kernel (its one division at the end is not a (+)) */
+        for (int dt = 0; dt < UCOLL_NDTYPES; dt++)
+            if (op_check(UCOLL_OP_AVG, (ucoll_dtype_t)dt) == UCOLL_OK)
+                gamma[UCOLL_OP_AVG * UCOLL_NDTYPES + dt] = gamma[UCOLL_OP_SUM * UCOLL_NDTYPES + dt];
         free(in);
         free(inout);
         n = sizeof(mine) / sizeof(mine[0]);
