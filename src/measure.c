@@ -3,7 +3,8 @@
  *   alpha, beta  from the median times of bcasts of 8 B and 256 KiB (UCOLL_ALPHA_US and
  *                UCOLL_BETA_NS_PER_BYTE state them instead)
  *   gamma        of every predefined op on every dtype it applies to, each timed on this
- *                process over a small vector (UCOLL_GAMMA_NS_PER_BYTE states one value for all)
+ *                process over a small vector (UCOLL_GAMMA_NS_PER_BYTE states one value for all);
+ *                AVG's is SUM's (the same kernel)
  * All measured values are agreed in ONE allreduce (maximum over ranks), so every rank's
  * selection sees the same numbers and never needs a message later. With all three variables
  * set init runs no collective for this. Called by init only; selection (select.c) reads ctx.

@@ -236,8 +236,7 @@ int mpt_ref_combine(ucoll_dtype_t dt, ucoll_op_t op, void *acc, const void *x, s
 /* width of an integer dtype in bits; 0 for the floating types */
 static unsigned int_bits(ucoll_dtype_t dt)
 {
-    return dt == UCOLL_FLOAT32 || dt == UCOLL_FLOAT64 || dt == UCOLL_FLOAT16 ||
-                   dt == UCOLL_BFLOAT16
+    return dt == UCOLL_FLOAT32 || dt == UCOLL_FLOAT64 || dt == UCOLL_FLOAT16 || dt == UCOLL_BFLOAT16
                ? 0
                : 8 * (unsigned)mpt_dtype_size(dt);
 }
