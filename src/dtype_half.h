@@ -3,9 +3,10 @@
  *   FLOAT16   IEEE 754 binary16: sign, 5 exponent bits (bias 15), 10 fraction bits
  *   BFLOAT16  the upper 16 bits of a binary32: sign, 8 exponent bits (bias 127), 7 fraction bits
  * No compiler half type (_Float16, __fp16) is used: the conversions below work on the binary32
- * encoding with integer operations. To float they are exact; from float they round to nearest,
- * ties to even, overflow to infinity and keep NaNs NaN (their payload's top bits kept, so every
- * 16-bit pattern goes to float and back unchanged).
+ * encoding with integer operations (and, for subnormals, one float addition or subtraction
+ * each). To float they are exact; from float they round to nearest, ties to even, overflow to
+ * infinity and keep NaNs NaN (their payload's top bits kept, so every 16-bit pattern goes to
+ * float and back unchanged).
  */
 #ifndef UCOLL_DTYPE_HALF_H
 #define UCOLL_DTYPE_HALF_H
