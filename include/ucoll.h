@@ -61,12 +61,13 @@
  * - UCOLL_ERR_INVALID_ARG, found on the calling rank before anything is sent: NULL buffers
  *   with count > 0 (a reduce's recvbuf may be NULL off the root), UCOLL_IN_PLACE without a
  *   recvbuf, an unknown dtype or op (a freed user op included), a bitwise or logical op on
- *   FLOAT32/FLOAT64, a root out of range, count * element size beyond SIZE_MAX, a NULL or
- *   foreign comm or request, a NULL request pointer, an unknown algorithm name. The call does
- *   nothing: no byte of any buffer and no *req is written, nothing is sent, and the same
- *   communicator works afterwards. Because the check is local, a call that is bad on some
- *   ranks only (a NULL recvbuf at the root alone) leaves the communicator out of step: its
- *   later collectives may fail, time out or deliver wrong data.
+ *   a floating type, AVG on an integer type or with exscan or scan, a root out of range,
+ *   count * element size beyond SIZE_MAX, a NULL or foreign comm or request, a NULL request
+ *   pointer, an unknown algorithm name. The call does nothing: no byte of any buffer and no
+ *   *req is written, nothing is sent, and the same communicator works afterwards. Because the
+ *   check is local, a call that is bad on some ranks only (a NULL recvbuf at the root alone)
+ *   leaves the communicator out of step: its later collectives may fail, time out or deliver
+ *   wrong data.
  * - UCOLL_ERR_STATE: any call from inside a user op or in a forked child (see above), freeing
  *   a user op a request refers to; use after ucoll_finalize or ucoll_comm_free (a freed communicator is
  *   recognised while it is among the last 1024 freed; older ones are released, and using
@@ -176,12 +177,23 @@ typedef enum {
     UCOLL_INT64,
     UCOLL_UINT64,
     UCOLL_FLOAT32,
-    UCOLL_FLOAT64
+    UCOLL_FLOAT64,
+    /* 16-bit floating types, held in the user's buffers as uint16_t bit patterns (no compiler
+     * half type is needed): FLOAT16 is IEEE 754 binary16 (1 sign, 5 exponent, 10 fraction bits;
+     * largest finite 65504), BFLOAT16 the upper half of a binary32 (1, 8, 7). (+) converts both
+     * operands to float, combines them there and rounds the result once to the nearest value
+     * of the type, ties to even (README, "Datatypes and ops", states the error bounds). */
+    UCOLL_FLOAT16,
+    UCOLL_BFLOAT16
 } ucoll_dtype_t;
 
 /* Predefined ops and handles returned by ucoll_op_create. Logical ops (LAND, LOR, LXOR) give
- * 0 or 1; bitwise (BAND, BOR, BXOR) and logical ops on FLOAT32/FLOAT64 are
- * UCOLL_ERR_INVALID_ARG. */
+ * 0 or 1; bitwise (BAND, BOR, BXOR) and logical ops on the floating types (FLOAT16, BFLOAT16,
+ * FLOAT32, FLOAT64) are UCOLL_ERR_INVALID_ARG.
+ * AVG is the sum divided by the communicator's size: the collective sums, then each rank that
+ * holds a result (every rank for allreduce, the root for reduce) divides it once, rounding
+ * once per element. Floating types only, and only for reduce and allreduce: AVG with an
+ * integer type, exscan or scan is UCOLL_ERR_INVALID_ARG. */
 typedef int ucoll_op_t;
 enum {
     UCOLL_OP_SUM,
@@ -193,7 +205,8 @@ enum {
     UCOLL_OP_LXOR,
     UCOLL_OP_BAND,
     UCOLL_OP_BOR,
-    UCOLL_OP_BXOR
+    UCOLL_OP_BXOR,
+    UCOLL_OP_AVG
 };
 
 /* inout[i] = in[i] (+) inout[i]; `in` always covers lower ranks than `inout` */

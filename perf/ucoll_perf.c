@@ -379,6 +379,9 @@ static void store(ucoll_dtype_t dt, void *buf, size_t i, int64_t v)
     case UCOLL_FLOAT64:
         ((double *)buf)[i] = (double)v;
         break;
+    case UCOLL_FLOAT16: /* not offered by -d (dtypes[]) */
+    case UCOLL_BFLOAT16:
+        break;
     }
 }
 
@@ -406,6 +409,9 @@ static double load(ucoll_dtype_t dt, const void *buf, size_t i)
         return ((const float *)buf)[i];
     case UCOLL_FLOAT64:
         return ((const double *)buf)[i];
+    case UCOLL_FLOAT16: /* not offered by -d (dtypes[]) */
+    case UCOLL_BFLOAT16:
+        break;
     }
     return 0;
 }

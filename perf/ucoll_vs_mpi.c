@@ -82,6 +82,9 @@ static MPI_Datatype mpi_dtype(ucoll_dtype_t dt)
         return MPI_FLOAT;
     case UCOLL_FLOAT64:
         return MPI_DOUBLE;
+    case UCOLL_FLOAT16: /* no MPI counterpart; not in dtypes[] */
+    case UCOLL_BFLOAT16:
+        break;
     }
     return MPI_DATATYPE_NULL;
 }
@@ -361,6 +364,9 @@ static void fill_input(ucoll_dtype_t dt, unsigned op, int r, void *buf, size_t c
             break;
         case UCOLL_FLOAT64:
             ((double *)buf)[i] = (double)v;
+            break;
+        case UCOLL_FLOAT16: /* not in dtypes[] */
+        case UCOLL_BFLOAT16:
             break;
         }
     }

@@ -52,7 +52,7 @@ static ucoll_status_t check_args(const ucoll_comm_t *comm, const coll_args_t *a)
         return UCOLL_ERR_INVALID_ARG;
     if (a->coll == UCOLL_COLL_BCAST)
         return (a->count > 0 && a->recvbuf == NULL) ? UCOLL_ERR_INVALID_ARG : UCOLL_OK;
-    if ((st = op_check(a->op, a->dtype)) != UCOLL_OK)
+    if ((st = op_check_coll(a->coll, a->op, a->dtype)) != UCOLL_OK)
         return st;
     if (a->count == 0)
         return UCOLL_OK;

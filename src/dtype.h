@@ -1,5 +1,5 @@
 /*
- * Datatypes and (+) kernels: 10 dtypes x 10 predefined ops, and user-defined ops.
+ * Datatypes and (+) kernels: 12 dtypes x 11 predefined ops, and user-defined ops.
  * Convention everywhere: inout[i] = in[i] (+) inout[i], `in` covering lower ranks.
  */
 #ifndef UCOLL_DTYPE_H
@@ -9,8 +9,8 @@
 
 #include <stddef.h>
 
-#define UCOLL_NDTYPES 10
-#define UCOLL_NOPS 10
+#define UCOLL_NDTYPES 12 /* UCOLL_BFLOAT16 + 1 */
+#define UCOLL_NOPS 11    /* UCOLL_OP_AVG + 1 */
 /* handles of user ops are UCOLL_USER_OP_BASE + slot */
 #define UCOLL_USER_OP_BASE 1000
 #define UCOLL_MAX_USER_OPS 1024
@@ -23,8 +23,16 @@ const char *op_name(ucoll_op_t op);                          /* "sum" ... "user"
 int op_from_name(const char *name, ucoll_op_t *op);          /* predefined names only; 0 or -1 */
 
 /* UCOLL_OK if op can be applied to dtype (op is predefined or a live user op, dtype known,
- * no bitwise/logical op on floating types), else UCOLL_ERR_INVALID_ARG */
+ * no bitwise/logical op on floating types, AVG on floating types only), else
+ * UCOLL_ERR_INVALID_ARG */
 ucoll_status_t op_check(ucoll_op_t op, ucoll_dtype_t dtype);
+/* op_check, and op is defined for collective coll (AVG: reduce and allreduce only) */
+ucoll_status_t op_check_coll(ucoll_coll_t coll, ucoll_op_t op, ucoll_dtype_t dtype);
+/* 1 if op needs op_finish on a collective's result (AVG) */
+int op_has_finish(ucoll_op_t op);
+/* the last step of op on a complete result of `count` elements over nranks ranks: AVG divides
+ * each element by nranks, rounding once; nothing for every other op */
+void op_finish(ucoll_op_t op, ucoll_dtype_t dtype, void *buf, size_t count, int nranks);
 /* 1 if the op is commutative (every predefined op; user ops as created) */
 int op_is_commutative(ucoll_op_t op);
 /* a request or a blocking call that refers to user op `op` begins / ends: ucoll_op_free refuses

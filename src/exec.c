@@ -439,6 +439,24 @@ static ucoll_status_t advance_round(ucoll_request_t *req, const sched_step_t *st
     return UCOLL_OK;
 }
 
+/* AVG: the schedule summed; once it is complete, each rank that holds a result divides it by
+ * the comm size (every message carried sums, whatever the algorithm) */
+static void finish_result(ucoll_request_t *req)
+{
+    size_t n = 0;
+    switch (req->coll) {
+    case UCOLL_COLL_ALLREDUCE:
+        n = req->count;
+        break;
+    case UCOLL_COLL_REDUCE:
+        n = req->comm->rank == req->root ? req->count : 0;
+        break;
+    default: /* op_check_coll admits AVG for no other collective */
+        break;
+    }
+    op_finish(req->op, req->dtype, req->recvbuf, n, req->comm->size);
+}
+
 ucoll_status_t exec_advance(ucoll_request_t *req)
 {
     if (!req->active)
@@ -486,6 +504,8 @@ ucoll_status_t exec_advance(ucoll_request_t *req)
         }
         req->pc++;
     }
+    if (__builtin_expect(op_has_finish(req->op), 0))
+        finish_result(req);
     return finish(req, UCOLL_OK);
 }
 

@@ -3,7 +3,8 @@
  *   alpha, beta  from the median times of bcasts of 8 B and 256 KiB (UCOLL_ALPHA_US and
  *                UCOLL_BETA_NS_PER_BYTE state them instead)
  *   gamma        of every predefined op on every dtype it applies to, each timed on this
- *                process over a small vector (UCOLL_GAMMA_NS_PER_BYTE states one value for all)
+ *                process over a small vector (UCOLL_GAMMA_NS_PER_BYTE states one value for all);
+ *                AVG's is SUM's (the same kernel)
  * All measured values are agreed in ONE allreduce (maximum over ranks), so every rank's
  * selection sees the same numbers and never needs a message later. With all three variables
  * set init runs no collective for this. Called by init only; selection (select.c) reads ctx.
@@ -97,8 +98,12 @@ ucoll_status_t measure_cost_model(ucoll_ctx_t *ctx)
         }
         for (int op = 0; op < UCOLL_NOPS; op++)
             for (int dt = 0; dt < UCOLL_NDTYPES; dt++)
-                if (op_check(op, (ucoll_dtype_t)dt) == UCOLL_OK)
+                if (op_check(op, (ucoll_dtype_t)dt) == UCOLL_OK && op != UCOLL_OP_AVG)
                     gamma[op * UCOLL_NDTYPES + dt] = time_op(op, (ucoll_dtype_t)dt, in, inout);
+        /* AVG's (+) is SUM's kernel (its one division at the end is not a (+)) */
+        for (int dt = 0; dt < UCOLL_NDTYPES; dt++)
+            if (op_check(UCOLL_OP_AVG, (ucoll_dtype_t)dt) == UCOLL_OK)
+                gamma[UCOLL_OP_AVG * UCOLL_NDTYPES + dt] = gamma[UCOLL_OP_SUM * UCOLL_NDTYPES + dt];
         free(in);
         free(inout);
         n = sizeof(mine) / sizeof(mine[0]);

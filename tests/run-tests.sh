@@ -356,6 +356,24 @@ fi
 section "demo"
 run_job "demo: record_offsets np=4" 4 120 "" examples/record_offsets "$LOGDIR/records.txt"
 
+# ---------------------------------------------------------------- 16-bit floats and AVG
+# half_test: allreduce and reduce (every root) with float16/bfloat16 x sum, prod, min, max, avg
+# and float32/float64 x avg, every form, in place and not, under auto and each explicit
+# algorithm; exscan and scan with 16-bit sums; against double references and their error
+# bounds. UCOLL_SEGMENT_SIZE=1024: the larger counts travel in several segments. Once with
+# UCOLL_CHECK=1 (AVG against SUM on another rank is UCOLL_ERR_MISMATCH).
+section "16-bit floating types and AVG"
+HALF_NPS="2 3 4 5 8"
+[ "$quick" = 1 ] && HALF_NPS="2 3"
+run_job "half_test np=1 (no launcher)" none 300 "UCOLL_SEGMENT_SIZE=1024" \
+    tests/mp/half_test --expect-size 1
+for np in $HALF_NPS; do
+    run_job "half_test np=$np UCOLL_SEGMENT_SIZE=1024" "$np" 900 "UCOLL_SEGMENT_SIZE=1024" \
+        tests/mp/half_test --expect-size "$np"
+done
+run_job "half_test np=3 UCOLL_CHECK=1" 3 300 "UCOLL_CHECK=1 UCOLL_SEGMENT_SIZE=1024" \
+    tests/mp/half_test --expect-size 3 --quick
+
 # ---------------------------------------------------------------- API tests
 # mp_api_test: every collective nonblocking and persistent, 64 concurrent collectives on two
 # communicators, splits (odd/even, reversed keys, ...), comm_free, request misuse; it asserts

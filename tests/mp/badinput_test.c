@@ -4,9 +4,10 @@
  *
  * Argument errors (every rank makes the same bad call, so none waits for another): NULL
  * buffers with count > 0, IN_PLACE without recvbuf, unknown dtype, unknown or freed op,
- * bitwise and logical ops on float32/float64, root out of range, count * element size beyond
- * SIZE_MAX, a NULL request pointer, NULL and garbage communicators, bad algorithm names; each
- * collective in its blocking, nonblocking and persistent (*_init) form. Each must return
+ * bitwise and logical ops on float16/bfloat16/float32/float64, AVG on integer types and with
+ * exscan or scan, root out of range, count * element size beyond SIZE_MAX, a NULL request
+ * pointer, NULL and garbage communicators, bad algorithm names; each collective in its
+ * blocking, nonblocking and persistent (*_init) form. Each must return
  * UCOLL_ERR_INVALID_ARG, leave every byte of the send and receive buffers (and 64 guard bytes
  * either side) and the request pointer as they were, and a correct collective afterwards must
  * succeed with the right result ("usable after ...").
@@ -343,7 +344,7 @@ static void test_arguments(ucoll_comm_t *w)
                  NULL_SEND | NULL_RECV, 1, 8, UCOLL_INT64, UCOLL_OP_SUM, 0, UCOLL_ERR_INVALID_ARG);
 
         /* unknown dtypes */
-        const int bad_dtypes[] = {10, 99, -1, INT_MAX};
+        const int bad_dtypes[] = {UCOLL_BFLOAT16 + 1, 99, -1, INT_MAX}; /* the first past the end */
         for (size_t d = 0; d < NELEM(bad_dtypes); d++)
             for (size_t i = 0; i < NELEM(data_colls); i++) {
                 snprintf(what, sizeof(what), "unknown dtype %d", bad_dtypes[d]);
@@ -352,7 +353,7 @@ static void test_arguments(ucoll_comm_t *w)
             }
 
         /* unknown ops: out of range, a user handle never created, a freed user op */
-        const int bad_ops[] = {10, -1, 999, 1000, 5000, INT_MIN};
+        const int bad_ops[] = {UCOLL_OP_AVG + 1, -1, 999, 1000, 5000, INT_MIN};
         for (size_t o = 0; o < NELEM(bad_ops); o++)
             for (size_t i = 0; i < NELEM(op_colls); i++) {
                 snprintf(what, sizeof(what), "unknown op %d", bad_ops[o]);
@@ -363,15 +364,34 @@ static void test_arguments(ucoll_comm_t *w)
         /* bitwise and logical ops on floating types */
         const ucoll_op_t int_only[] = {UCOLL_OP_BAND, UCOLL_OP_BOR, UCOLL_OP_BXOR,
                                        UCOLL_OP_LAND, UCOLL_OP_LOR, UCOLL_OP_LXOR};
-        const ucoll_dtype_t floats[] = {UCOLL_FLOAT32, UCOLL_FLOAT64};
+        const ucoll_dtype_t floats[] = {UCOLL_FLOAT32, UCOLL_FLOAT64, UCOLL_FLOAT16,
+                                        UCOLL_BFLOAT16};
+        const char *const float_names[] = {"float32", "float64", "float16", "bfloat16"};
         for (size_t o = 0; o < NELEM(int_only); o++)
             for (size_t d = 0; d < NELEM(floats); d++)
                 for (size_t i = 0; i < NELEM(op_colls); i++) {
-                    snprintf(what, sizeof(what), "op %d on %s", int_only[o],
-                             floats[d] == UCOLL_FLOAT32 ? "float32" : "float64");
+                    snprintf(what, sizeof(what), "op %d on %s", int_only[o], float_names[d]);
                     bad_call(what, f, op_colls[i], w, 0, 4, 32, floats[d], int_only[o], 0,
                              UCOLL_ERR_INVALID_ARG);
                 }
+
+        /* AVG: on integer types, and with exscan or scan whatever the type */
+        const ucoll_dtype_t ints[] = {UCOLL_INT8,  UCOLL_UINT8,  UCOLL_INT16, UCOLL_UINT16,
+                                      UCOLL_INT32, UCOLL_UINT32, UCOLL_INT64, UCOLL_UINT64};
+        for (size_t d = 0; d < NELEM(ints); d++)
+            for (size_t i = 0; i < NELEM(op_colls); i++) {
+                snprintf(what, sizeof(what), "avg on integer dtype %d", (int)ints[d]);
+                bad_call(what, f, op_colls[i], w, 0, 4, 32, ints[d], UCOLL_OP_AVG, 0,
+                         UCOLL_ERR_INVALID_ARG);
+            }
+        for (size_t d = 0; d < NELEM(floats); d++)
+            for (size_t i = 0; i < 2; i++) { /* op_colls[0..1]: exscan, scan */
+                snprintf(what, sizeof(what), "avg on %s", float_names[d]);
+                bad_call(what, f, op_colls[i], w, 0, 4, 32, floats[d], UCOLL_OP_AVG, 0,
+                         UCOLL_ERR_INVALID_ARG);
+                bad_call(what, f, op_colls[i], w, IN_PLACE, 4, 32, floats[d], UCOLL_OP_AVG, 0,
+                         UCOLL_ERR_INVALID_ARG);
+            }
 
         /* root out of range */
         const int bad_roots[] = {-1, p, p + 1, INT_MAX, INT_MIN};

@@ -104,6 +104,8 @@ size_t mpt_dtype_size(ucoll_dtype_t dt)
         return 1;
     case UCOLL_INT16:
     case UCOLL_UINT16:
+    case UCOLL_FLOAT16:
+    case UCOLL_BFLOAT16:
         return 2;
     case UCOLL_INT32:
     case UCOLL_UINT32:
@@ -224,6 +226,9 @@ int mpt_ref_combine(ucoll_dtype_t dt, ucoll_op_t op, void *acc, const void *x, s
         REF_FLOAT(float);
     case UCOLL_FLOAT64:
         REF_FLOAT(double);
+    case UCOLL_FLOAT16: /* not here: half_test.c has its own reference */
+    case UCOLL_BFLOAT16:
+        break;
     }
     return -1;
 }
@@ -231,7 +236,9 @@ int mpt_ref_combine(ucoll_dtype_t dt, ucoll_op_t op, void *acc, const void *x, s
 /* width of an integer dtype in bits; 0 for the floating types */
 static unsigned int_bits(ucoll_dtype_t dt)
 {
-    return dt == UCOLL_FLOAT32 || dt == UCOLL_FLOAT64 ? 0 : 8 * (unsigned)mpt_dtype_size(dt);
+    return dt == UCOLL_FLOAT32 || dt == UCOLL_FLOAT64 || dt == UCOLL_FLOAT16 || dt == UCOLL_BFLOAT16
+               ? 0
+               : 8 * (unsigned)mpt_dtype_size(dt);
 }
 
 /* an integer input as the bit pattern of its width (the low `bits` bits count) */
@@ -298,6 +305,10 @@ void mpt_fill_input(void *buf, size_t n, ucoll_dtype_t dt, ucoll_op_t op, int ra
             break;
         case UCOLL_FLOAT64:
             ((double *)buf)[i] = float_input(h, op);
+            break;
+        case UCOLL_FLOAT16: /* not here (mp_util.h) */
+        case UCOLL_BFLOAT16:
+            ((uint16_t *)buf)[i] = 0;
             break;
         }
     }

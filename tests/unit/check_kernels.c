@@ -2,9 +2,12 @@
  * Unit tests (Check) of the datatypes and (+) kernels of src/dtype.c: every dtype x op kernel
  * against a reference computed here from first principles, the invalid combinations, unknown
  * dtypes and ops, count 0, user-defined ops (create/apply/free, commutativity, exhaustion of
- * the table) and the name tables.
+ * the table) and the name tables. The 16-bit floating types (src/dtype_half.c): conversions
+ * exhaustively and at every rounding tie, kernels against exact double results (correct
+ * rounding and the stated error bound), AVG's division.
  */
 #include "dtype.h"
+#include "dtype_half.h"
 
 #include <check.h>
 #include <float.h>
@@ -34,15 +37,32 @@ static const struct {
     [UCOLL_INT32] = {"int32", 32, 1, 0},     [UCOLL_UINT32] = {"uint32", 32, 0, 0},
     [UCOLL_INT64] = {"int64", 64, 1, 0},     [UCOLL_UINT64] = {"uint64", 64, 0, 0},
     [UCOLL_FLOAT32] = {"float32", 32, 1, 1}, [UCOLL_FLOAT64] = {"float64", 64, 1, 1},
+    [UCOLL_FLOAT16] = {"float16", 16, 1, 1}, [UCOLL_BFLOAT16] = {"bfloat16", 16, 1, 1},
 };
+/* the dtypes before the 16-bit floating ones (test_kernel's generators know these) */
+#define NDTYPES_WIDE (UCOLL_FLOAT64 + 1)
 
-static const char *const OPNAME[UCOLL_NOPS] = {"sum", "prod", "min",  "max", "land",
-                                               "lor", "lxor", "band", "bor", "bxor"};
+static const char *const OPNAME[UCOLL_NOPS] = {"sum",  "prod", "min", "max",  "land", "lor",
+                                               "lxor", "band", "bor", "bxor", "avg"};
 
 static int op_is_bit_or_logical(int op)
 {
     return op >= UCOLL_OP_LAND && op <= UCOLL_OP_BXOR;
 }
+
+static int is_half(int d)
+{
+    return d == UCOLL_FLOAT16 || d == UCOLL_BFLOAT16;
+}
+
+/* the pairs the library rejects: bit/logical ops on floats, AVG on integers */
+static int pair_invalid(int op, int d)
+{
+    return T[d].is_float ? op_is_bit_or_logical(op) : op == UCOLL_OP_AVG;
+}
+
+/* exact 16-bit encodings of small values (test_unaligned): v = m * 2^e with |m| < 2^7 */
+static uint16_t half_exact_bits(int d, double v);
 
 static uint64_t mask_of(int w)
 {
@@ -205,7 +225,9 @@ static uint64_t ref_int(int op, int d, uint64_t a, uint64_t b)
 
 static void store_flt(int d, void *buf, size_t i, double v)
 {
-    if (d == UCOLL_FLOAT32)
+    if (is_half(d))
+        ((uint16_t *)buf)[i] = half_exact_bits(d, v);
+    else if (d == UCOLL_FLOAT32)
         ((float *)buf)[i] = (float)v;
     else
         ((double *)buf)[i] = v;
@@ -248,6 +270,7 @@ static double ref_f64(int op, double a, double b)
 {
     switch (op) {
     case UCOLL_OP_SUM:
+    case UCOLL_OP_AVG: /* its (+) is the sum; the division is op_finish's */
         return a + b;
     case UCOLL_OP_PROD:
         return a * b;
@@ -265,6 +288,7 @@ static float ref_f32(int op, float a, float b)
     volatile float r; /* rounded to float whatever FLT_EVAL_METHOD is */
     switch (op) {
     case UCOLL_OP_SUM:
+    case UCOLL_OP_AVG:
         r = a + b;
         return r;
     case UCOLL_OP_PROD:
@@ -287,7 +311,8 @@ static int same_flt(double x, double y)
 }
 
 /* -------------------------------------------------------------------------------------------
- * every dtype x op: loop test over _i = op * UCOLL_NDTYPES + dtype
+ * every dtype x op: loop test over _i = op * NDTYPES_WIDE + dtype (the 16-bit floating types
+ * have tests of their own, below)
  */
 
 static const size_t COUNTS[] = {0,  1,  2,  3,  5,  7,  8,  9,   15,  16,
@@ -353,8 +378,8 @@ static void run_kernel(int op, int d, size_t start, size_t count, uint64_t seed)
 
 START_TEST(test_kernel)
 {
-    int op = _i / UCOLL_NDTYPES, d = _i % UCOLL_NDTYPES;
-    if (T[d].is_float && op_is_bit_or_logical(op)) {
+    int op = _i / NDTYPES_WIDE, d = _i % NDTYPES_WIDE;
+    if (pair_invalid(op, d)) {
         ck_assert_int_eq(op_check(op, (ucoll_dtype_t)d), UCOLL_ERR_INVALID_ARG);
         /* op_apply is only for checked pairs, but must still leave the buffer alone */
         double in[4] = {1, 2, 3, 4}, io[4] = {5, 6, 7, 8};
@@ -378,14 +403,15 @@ START_TEST(test_invalid_combinations)
     int invalid = 0;
     for (int op = 0; op < UCOLL_NOPS; op++) {
         for (int d = 0; d < UCOLL_NDTYPES; d++) {
-            int want_invalid = T[d].is_float && op_is_bit_or_logical(op);
+            int want_invalid = pair_invalid(op, d);
             ucoll_status_t s = op_check(op, (ucoll_dtype_t)d);
             ck_assert_int_eq(s, want_invalid ? UCOLL_ERR_INVALID_ARG : UCOLL_OK);
             invalid += s == UCOLL_ERR_INVALID_ARG;
         }
     }
-    /* LAND, LOR, LXOR, BAND, BOR, BXOR on FLOAT32 and FLOAT64 */
-    ck_assert_int_eq(invalid, 12);
+    /* LAND, LOR, LXOR, BAND, BOR, BXOR on FLOAT16, BFLOAT16, FLOAT32 and FLOAT64; AVG on the
+     * 8 integer types */
+    ck_assert_int_eq(invalid, 24 + 8);
 }
 END_TEST
 
@@ -741,7 +767,8 @@ START_TEST(test_user_op_bad_args)
     ck_assert_int_eq(ucoll_op_create(NULL, NULL, 0, NULL), UCOLL_ERR_INVALID_ARG);
     for (int p = 0; p < UCOLL_NOPS; p++) {
         ck_assert_int_eq(ucoll_op_free(p), UCOLL_ERR_INVALID_ARG);
-        ck_assert_int_eq(op_check(p, UCOLL_INT32), UCOLL_OK); /* still there */
+        ck_assert_int_eq(op_check(p, UCOLL_INT32), /* still there (AVG: floats only) */
+                         p == UCOLL_OP_AVG ? UCOLL_ERR_INVALID_ARG : UCOLL_OK);
     }
     /* the failed creates took no slot: the whole table is still available */
     static ucoll_op_t ops[UCOLL_MAX_USER_OPS + 1];
@@ -799,7 +826,7 @@ END_TEST
 
 START_TEST(test_dtype_names)
 {
-    static const size_t sizes[UCOLL_NDTYPES] = {1, 1, 2, 2, 4, 4, 8, 8, 4, 8};
+    static const size_t sizes[UCOLL_NDTYPES] = {1, 1, 2, 2, 4, 4, 8, 8, 4, 8, 2, 2};
     for (int d = 0; d < UCOLL_NDTYPES; d++) {
         ck_assert_uint_eq(dtype_size((ucoll_dtype_t)d), sizes[d]);
         ck_assert_uint_eq(dtype_size((ucoll_dtype_t)d) * 8, (size_t)T[d].width);
@@ -905,18 +932,511 @@ START_TEST(test_unaligned)
 }
 END_TEST
 
+/* checks inside loops of millions: Check's ck_assert records its location on every success (a
+ * system call), these only on failure */
+#define HCHECK(cond, ...)                                                                          \
+    do {                                                                                           \
+        if (!(cond))                                                                               \
+            ck_abort_msg(__VA_ARGS__);                                                             \
+    } while (0)
+#define HCHECK1(cond) HCHECK(cond, "assertion '%s' failed", #cond)
+
+/* -------------------------------------------------------------------------------------------
+ * the 16-bit floating types, described independently of dtype_half.h: a value is decoded
+ * from its fields with ldexp, and "correctly rounded" is checked against the neighbours
+ */
+
+typedef struct {
+    int dtype;
+    const char *name;
+    int frac_bits, exp_bits, bias;
+    double u;       /* unit roundoff: 2^-(frac_bits + 1) */
+    double min_sub; /* smallest subnormal */
+} hfmt_t;
+
+static const hfmt_t F16 = {UCOLL_FLOAT16, "float16", 10, 5, 15, 0x1p-11, 0x1p-24};
+static const hfmt_t BF16 = {UCOLL_BFLOAT16, "bfloat16", 7, 8, 127, 0x1p-8, 0x1p-133};
+
+static const hfmt_t *hfmt_of(int d)
+{
+    return d == UCOLL_FLOAT16 ? &F16 : &BF16;
+}
+
+/* the magnitude bits of infinity; every pattern above it (in magnitude) is a NaN */
+static unsigned hinf(const hfmt_t *f)
+{
+    return ((1u << f->exp_bits) - 1) << f->frac_bits;
+}
+
+static double hdecode(const hfmt_t *f, uint16_t h)
+{
+    const unsigned mag = h & 0x7fffu, e = mag >> f->frac_bits, m = mag & ((1u << f->frac_bits) - 1);
+    double v;
+    if (mag > hinf(f))
+        v = NAN;
+    else if (mag == hinf(f))
+        v = INFINITY;
+    else if (e == 0)
+        v = ldexp(m, 1 - f->bias - f->frac_bits);
+    else
+        v = ldexp(m + (1u << f->frac_bits), (int)e - f->bias - f->frac_bits);
+    return (h & 0x8000u) ? -v : v;
+}
+
+static int hisnan(const hfmt_t *f, uint16_t h)
+{
+    return (h & 0x7fffu) > hinf(f);
+}
+
+/* for rounding purposes infinity stands for the next power of two after the largest finite
+ * value: a value rounds to infinity from halfway between the two on */
+static double hround_value(const hfmt_t *f, unsigned mag)
+{
+    if (mag == hinf(f))
+        return ldexp(1.0, (1 << (f->exp_bits - 1)));
+    return hdecode(f, (uint16_t)mag);
+}
+
+/* 1 if h (finite or infinite) is x rounded to nearest, ties to even; x not NaN */
+static int hnearest(const hfmt_t *f, uint16_t h, double x)
+{
+    if (hisnan(f, h))
+        return 0;
+    const unsigned mag = h & 0x7fffu;
+    const int neg = (h & 0x8000u) != 0;
+    if (mag != 0 && neg != (signbit(x) != 0))
+        return 0; /* a non-zero result has x's sign */
+    const double ax = fabs(x), v = hround_value(f, mag), dv = fabs(ax - v);
+    if (mag == hinf(f) && ax >= v)
+        return 1; /* beyond the stand-in for infinity */
+    for (int step = -1; step <= 1; step += 2) {
+        if ((mag == 0 && step < 0) || (mag == hinf(f) && step > 0))
+            continue; /* -0's and +0's neighbour below is the other sign's smallest subnormal:
+                       * never nearer to |x| than 0 is */
+        const double dn = fabs(ax - hround_value(f, mag + (unsigned)step));
+        if (dn < dv || (dn == dv && (mag & 1u)))
+            return 0;
+    }
+    return 1;
+}
+
+/* the error bound dtype_half.c states for one rounding of the exact value x into h */
+static int hwithin_bound(const hfmt_t *f, uint16_t h, double x)
+{
+    const double v = hdecode(f, h), min_normal = ldexp(1.0, 1 - f->bias);
+    if (isinf(v))
+        return 1; /* overflow: hnearest says when */
+    if (fabs(x) >= min_normal)
+        return fabs(v - x) <= f->u * fabs(x);
+    return fabs(v - x) <= f->min_sub / 2;
+}
+
+static uint16_t half_exact_bits(int d, double v)
+{
+    const hfmt_t *f = hfmt_of(d);
+    uint16_t h = signbit(v) ? 0x8000u : 0;
+    if (v != 0) {
+        int e;
+        double m = frexp(fabs(v), &e); /* |v| = m 2^e, m in [0.5, 1) */
+        unsigned fr = (unsigned)ldexp(m, f->frac_bits + 1);
+        ck_assert_msg(ldexp(fr, e - f->frac_bits - 1) == fabs(v), "%a not exact", v);
+        ck_assert(e - 1 + f->bias > 0); /* a normal value */
+        h |= (uint16_t)(((unsigned)(e - 1 + f->bias) << f->frac_bits) |
+                        (fr & ((1u << f->frac_bits) - 1)));
+    }
+    ck_assert(hdecode(f, h) == v);
+    return h;
+}
+
+static float to_float(int d, uint16_t h)
+{
+    return d == UCOLL_FLOAT16 ? half_to_float(h) : bf16_to_float(h);
+}
+
+static uint16_t from_float(int d, float x)
+{
+    return d == UCOLL_FLOAT16 ? float_to_half(x) : float_to_bf16(x);
+}
+
+static float float_of_bits(uint32_t u)
+{
+    float x;
+    memcpy(&x, &u, sizeof(x));
+    return x;
+}
+
+/* every one of the 65536 patterns: to float exactly (the decoded value), and back unchanged,
+ * NaNs included (their payloads and signs too) */
+START_TEST(test_half_roundtrip)
+{
+    const int d = _i ? UCOLL_BFLOAT16 : UCOLL_FLOAT16;
+    const hfmt_t *f = hfmt_of(d);
+    long nans = 0;
+    for (uint32_t h = 0; h <= 0xffffu; h++) {
+        const float x = to_float(d, (uint16_t)h);
+        const double want = hdecode(f, (uint16_t)h);
+        if (isnan(want)) {
+            HCHECK(isnan(x), "%s 0x%04x: not NaN", f->name, h);
+            nans++;
+        } else {
+            HCHECK((double)x == want && !signbit(x) == !signbit(want),
+                   "%s 0x%04x -> %a, expected %a", f->name, h, (double)x, want);
+        }
+        const uint16_t back = from_float(d, x);
+        HCHECK(back == h, "%s 0x%04x -> %a -> 0x%04x", f->name, h, (double)x, back);
+    }
+    /* NaNs: 2 signs x (2^frac - 1) non-zero fractions */
+    ck_assert_int_eq(nans, 2 * ((1L << f->frac_bits) - 1));
+}
+END_TEST
+
+START_TEST(test_half_known_values)
+{
+    /* binary16 */
+    ck_assert_uint_eq(float_to_half(1.0f), 0x3c00);
+    ck_assert_uint_eq(float_to_half(-2.0f), 0xc000);
+    ck_assert_uint_eq(float_to_half(0.5f), 0x3800);
+    ck_assert_uint_eq(float_to_half(65504.0f), 0x7bff); /* largest finite */
+    ck_assert_uint_eq(float_to_half(0x1p-14f), 0x0400); /* smallest normal */
+    ck_assert_uint_eq(float_to_half(0x1p-24f), 0x0001); /* smallest subnormal */
+    ck_assert_uint_eq(float_to_half(1023 * 0x1p-24f), 0x03ff);
+    ck_assert_uint_eq(float_to_half(0.0f), 0x0000);
+    ck_assert_uint_eq(float_to_half(-0.0f), 0x8000);
+    ck_assert_uint_eq(float_to_half(INFINITY), 0x7c00);
+    ck_assert_uint_eq(float_to_half(-INFINITY), 0xfc00);
+    ck_assert_uint_eq(float_to_half(FLT_MAX), 0x7c00);
+    ck_assert_uint_eq(float_to_half(1e-30f), 0x0000);
+    ck_assert_uint_eq(float_to_half(-1e-30f), 0x8000);
+    ck_assert_uint_eq(float_to_half(1.0f / 3.0f), 0x3555);
+    ck_assert(half_to_float(0x3c00) == 1.0f);
+    ck_assert(half_to_float(0x7bff) == 65504.0f);
+    ck_assert(half_to_float(0x0001) == 0x1p-24f);
+    ck_assert(half_to_float(0x8000) == 0.0f && signbit(half_to_float(0x8000)));
+    ck_assert(isinf(half_to_float(0xfc00)) && half_to_float(0xfc00) < 0);
+    ck_assert(isnan(half_to_float(0x7e00)) && isnan(half_to_float(0x7c01)));
+    ck_assert(isnan(half_to_float(0xffff)));
+    /* float NaNs stay NaN, also one whose payload lies only in bits that are dropped */
+    ck_assert(hisnan(&F16, float_to_half(NAN)));
+    ck_assert(hisnan(&F16, float_to_half(float_of_bits(0x7f800001u))));
+    ck_assert(hisnan(&F16, float_to_half(float_of_bits(0xff800001u))));
+    ck_assert_uint_eq(float_to_half(float_of_bits(0xff800001u)) & 0x8000u, 0x8000u);
+    /* ties to even */
+    ck_assert_uint_eq(float_to_half(1.0f + 0x1p-11f), 0x3c00);            /* to 1.0 (even) */
+    ck_assert_uint_eq(float_to_half(1.0f + 3 * 0x1p-11f), 0x3c02);        /* to 1+2^-9 (even) */
+    ck_assert_uint_eq(float_to_half(1.0f + 0x1p-11f + 0x1p-20f), 0x3c01); /* above the tie */
+    ck_assert_uint_eq(float_to_half(1.0f + 0x1p-11f - 0x1p-20f), 0x3c00); /* below it */
+    ck_assert_uint_eq(float_to_half(65519.0f), 0x7bff);
+    ck_assert_uint_eq(float_to_half(65520.0f), 0x7c00); /* the tie with 2^16: to infinity */
+    ck_assert_uint_eq(float_to_half(0x1p-25f), 0x0000); /* tie of 0 and 2^-24: to 0 */
+    ck_assert_uint_eq(float_to_half(-0x1p-25f), 0x8000);
+    ck_assert_uint_eq(float_to_half(0x1p-25f + 0x1p-40f), 0x0001);
+    ck_assert_uint_eq(float_to_half(3 * 0x1p-25f), 0x0002);    /* tie of 1 and 2 (x 2^-24) */
+    ck_assert_uint_eq(float_to_half(5 * 0x1p-25f), 0x0002);    /* tie of 2 and 3 */
+    ck_assert_uint_eq(float_to_half(2047 * 0x1p-25f), 0x0400); /* subnormal rounds to normal */
+
+    /* bfloat16 */
+    ck_assert_uint_eq(float_to_bf16(1.0f), 0x3f80);
+    ck_assert_uint_eq(float_to_bf16(-2.0f), 0xc000);
+    ck_assert_uint_eq(float_to_bf16(0.0f), 0x0000);
+    ck_assert_uint_eq(float_to_bf16(-0.0f), 0x8000);
+    ck_assert_uint_eq(float_to_bf16(INFINITY), 0x7f80);
+    ck_assert_uint_eq(float_to_bf16(-INFINITY), 0xff80);
+    ck_assert_uint_eq(float_to_bf16(FLT_MAX), 0x7f80); /* above the tie with 2^128 */
+    ck_assert_uint_eq(float_to_bf16(float_of_bits(0x7f7f7fffu)), 0x7f7f); /* below it */
+    ck_assert_uint_eq(float_to_bf16(float_of_bits(0x7f7f8000u)), 0x7f80); /* the tie: odd 7f7f */
+    ck_assert_uint_eq(float_to_bf16(FLT_MIN), 0x0080);                    /* smallest normal */
+    ck_assert_uint_eq(float_to_bf16(float_of_bits(0x00010000u)), 0x0001); /* a subnormal */
+    ck_assert_uint_eq(float_to_bf16(float_of_bits(0x00000001u)), 0x0000);
+    ck_assert_uint_eq(float_to_bf16(1.0f / 3.0f), 0x3eab);
+    ck_assert_uint_eq(float_to_bf16(1.0f + 0x1p-8f), 0x3f80);            /* tie: to even */
+    ck_assert_uint_eq(float_to_bf16(1.0f + 3 * 0x1p-8f), 0x3f82);        /* tie: to even */
+    ck_assert_uint_eq(float_to_bf16(1.0f + 0x1p-8f + 0x1p-20f), 0x3f81); /* above the tie */
+    ck_assert(bf16_to_float(0x3f80) == 1.0f);
+    ck_assert(bf16_to_float(0x7f7f) == float_of_bits(0x7f7f0000u));
+    ck_assert(hisnan(&BF16, float_to_bf16(NAN)));
+    ck_assert(hisnan(&BF16, float_to_bf16(float_of_bits(0x7f800001u)))); /* dropped payload */
+    ck_assert_uint_eq(float_to_bf16(float_of_bits(0x7f800001u)) & 0xff80u, 0x7f80u);
+    ck_assert(isnan(bf16_to_float(0x7fc0)) && isnan(bf16_to_float(0xff81)));
+}
+END_TEST
+
+/* float -> 16 bits rounds to nearest, ties to even: at every tie between two neighbouring
+ * finite values (exactly representable in float), one float step either side of it, and on
+ * random float bit patterns over the whole range */
+START_TEST(test_half_from_float_rounding)
+{
+    const int d = _i ? UCOLL_BFLOAT16 : UCOLL_FLOAT16;
+    const hfmt_t *f = hfmt_of(d);
+    for (unsigned mag = 0; mag < hinf(f); mag++) {
+        for (int neg = 0; neg <= 1; neg++) {
+            const double lo = hround_value(f, mag), hi = hround_value(f, mag + 1);
+            const float mid = (float)((lo + hi) / 2);
+            HCHECK1((double)mid == (lo + hi) / 2);
+            const float xs[3] = {nextafterf(mid, 0), mid, nextafterf(mid, INFINITY)};
+            for (int k = 0; k < 3; k++) {
+                const float x = neg ? -xs[k] : xs[k];
+                const uint16_t h = from_float(d, x);
+                HCHECK(hnearest(f, h, x), "%s: %a -> 0x%04x", f->name, (double)x, h);
+                HCHECK(!(h & 0x8000u) == !signbit(x), "%s: %a sign", f->name, (double)x);
+            }
+        }
+    }
+    uint64_t rng = 4242 + (uint64_t)_i;
+    for (long k = 0; k < 2000000; k++) {
+        const float x = float_of_bits((uint32_t)splitmix(&rng));
+        const uint16_t h = from_float(d, x);
+        if (isnan(x)) {
+            HCHECK(hisnan(f, h), "%s: NaN -> 0x%04x", f->name, h);
+            continue;
+        }
+        HCHECK(hnearest(f, h, x), "%s: %a -> 0x%04x", f->name, (double)x, h);
+        HCHECK(!(h & 0x8000u) == !signbit(x), "%s: %a sign", f->name, (double)x);
+    }
+}
+END_TEST
+
+/* a random finite pattern (any sign, exponent and fraction: subnormals and zeros included) */
+static uint16_t hrandom(const hfmt_t *f, uint64_t *rng)
+{
+    for (;;) {
+        const uint16_t h = (uint16_t)splitmix(rng);
+        if ((h & 0x7fffu) < hinf(f))
+            return h;
+    }
+}
+
+/* sum/prod/min/max against exact double results: correctly rounded (hence the bound, also
+ * asserted), the sign of a zero result, min/max exact, `in` unchanged, nothing outside the
+ * count written; aligned and one byte off */
+START_TEST(test_half_kernels)
+{
+    const int d = (_i & 1) ? UCOLL_BFLOAT16 : UCOLL_FLOAT16;
+    const int op = _i >> 1; /* SUM, PROD, MIN, MAX, and AVG's (+), which is SUM */
+    const int rop = op == 4 ? UCOLL_OP_AVG : op;
+    const hfmt_t *f = hfmt_of(d);
+    enum { NH = 4096, PASSES = 50 };
+    static uint16_t in[NH + 2], io[NH + 2], in0[NH + 2], io0[NH + 2];
+    static unsigned char raw_in[2 * NH + 8], raw_io[2 * NH + 8];
+    uint64_t rng = 777 + (uint64_t)_i;
+    long bound_checked = 0;
+    ck_assert_int_eq(op_check(rop, (ucoll_dtype_t)d), UCOLL_OK);
+    for (int pass = 0; pass < PASSES; pass++) {
+        for (size_t i = 0; i < NH + 2; i++) {
+            in[i] = in0[i] = hrandom(f, &rng);
+            io[i] = io0[i] = hrandom(f, &rng);
+        }
+        if (pass == 0) /* every pair of the small exact values too */
+            for (size_t i = 0; i < 289; i++) {
+                in[i + 1] = in0[i + 1] = half_exact_bits(d, (double)((int)(i / 17) - 8) / 2);
+                io[i + 1] = io0[i + 1] = half_exact_bits(d, (double)((int)(i % 17) - 8) / 2);
+            }
+        const size_t count = NH - (size_t)pass; /* elements 1 .. count; 0 and beyond: guards */
+        op_apply(rop, (ucoll_dtype_t)d, in + 1, io + 1, count);
+        HCHECK1(memcmp(in, in0, sizeof(in)) == 0);
+        HCHECK1(io[0] == io0[0]);
+        for (size_t i = count + 1; i < NH + 2; i++)
+            HCHECK1(io[i] == io0[i]);
+        for (size_t i = 1; i <= count; i++) {
+            const double a = hdecode(f, in0[i]), b = hdecode(f, io0[i]);
+            const uint16_t r = io[i];
+            if (op == UCOLL_OP_MIN || op == UCOLL_OP_MAX) {
+                const int take_in = op == UCOLL_OP_MIN ? a < b : a > b;
+                HCHECK(r == (take_in ? in0[i] : io0[i]), "%s %s 0x%04x 0x%04x -> 0x%04x",
+                       OPNAME[rop], f->name, in0[i], io0[i], r);
+                continue;
+            }
+            const double x = op == UCOLL_OP_PROD ? a * b : a + b; /* exact, see below */
+            HCHECK(hnearest(f, r, x), "%s %s %a (+) %a = 0x%04x (%a), exact %a", OPNAME[rop],
+                   f->name, a, b, r, hdecode(f, r), x);
+            HCHECK(hwithin_bound(f, r, x), "%s %s %a (+) %a: bound", OPNAME[rop], f->name, a, b);
+            bound_checked += !isinf(hdecode(f, r));
+            if (x == 0) { /* sum: -0 only from -0 + -0; product: the signs' xor */
+                const int neg =
+                    op == UCOLL_OP_PROD ? !signbit(a) != !signbit(b) : signbit(a) && signbit(b);
+                HCHECK((r & 0x7fffu) == 0 && !(r & 0x8000u) == !neg, "%s %s %a (+) %a: zero 0x%04x",
+                       OPNAME[rop], f->name, a, b, r);
+            }
+        }
+        /* one byte off the alignment, both buffers: the same result */
+        memcpy(raw_in + 1, in0 + 1, count * 2);
+        memcpy(raw_io + 1, io0 + 1, count * 2);
+        op_apply(rop, (ucoll_dtype_t)d, raw_in + 1, raw_io + 1, count);
+        HCHECK1(memcmp(raw_io + 1, io + 1, count * 2) == 0);
+    }
+    /* (products of two 16-bit values have at most 22 significant bits, sums of two float16
+     * at most 40: both exact in double; bfloat16 sums may round in double, but only where one
+     * operand is below 2^-45 of the other, far from any tie, so the nearest value is the same) */
+    if (op != UCOLL_OP_MIN && op != UCOLL_OP_MAX)
+        HCHECK1(bound_checked > PASSES * NH / 2);
+}
+END_TEST
+
+/* infinities, NaNs, overflow and the MIN/MAX conventions, spelled out */
+START_TEST(test_half_special)
+{
+    const int d = _i ? UCOLL_BFLOAT16 : UCOLL_FLOAT16;
+    const hfmt_t *f = hfmt_of(d);
+    const uint16_t inf = (uint16_t)hinf(f), ninf = inf | 0x8000u, one = half_exact_bits(d, 1.0);
+    const uint16_t qnan = (uint16_t)(inf | (1u << (f->frac_bits - 1)));
+    const uint16_t maxf = (uint16_t)(inf - 1), pz = 0, nz = 0x8000u;
+    struct {
+        int op;
+        uint16_t a, b;
+        int want_nan;
+        uint16_t want;
+    } cases[] = {
+        {UCOLL_OP_SUM, inf, ninf, 1, 0},     {UCOLL_OP_SUM, qnan, one, 1, 0},
+        {UCOLL_OP_SUM, one, qnan, 1, 0},     {UCOLL_OP_PROD, inf, pz, 1, 0},
+        {UCOLL_OP_PROD, qnan, one, 1, 0},    {UCOLL_OP_SUM, inf, one, 0, inf},
+        {UCOLL_OP_SUM, maxf, maxf, 0, inf},  {UCOLL_OP_PROD, maxf, ninf, 0, ninf},
+        {UCOLL_OP_SUM, pz, nz, 0, pz},       {UCOLL_OP_SUM, nz, nz, 0, nz},
+        {UCOLL_OP_PROD, nz, one, 0, nz},     {UCOLL_OP_MIN, qnan, one, 0, one},
+        {UCOLL_OP_MIN, one, qnan, 0, qnan},  {UCOLL_OP_MAX, qnan, one, 0, one},
+        {UCOLL_OP_MAX, one, qnan, 0, qnan},  {UCOLL_OP_MIN, nz, pz, 0, pz},
+        {UCOLL_OP_MIN, pz, nz, 0, nz},       {UCOLL_OP_MAX, nz, pz, 0, pz},
+        {UCOLL_OP_MIN, ninf, maxf, 0, ninf}, {UCOLL_OP_MAX, ninf, maxf, 0, maxf},
+    };
+    for (size_t k = 0; k < NELEMS(cases); k++) {
+        uint16_t a = cases[k].a, b = cases[k].b;
+        op_apply(cases[k].op, (ucoll_dtype_t)d, &a, &b, 1);
+        if (cases[k].want_nan)
+            ck_assert_msg(hisnan(f, b), "%s case %zu: 0x%04x", f->name, k, b);
+        else
+            ck_assert_msg(b == cases[k].want, "%s case %zu: 0x%04x, expected 0x%04x", f->name, k, b,
+                          cases[k].want);
+    }
+    if (d == UCOLL_FLOAT16) {                         /* around the overflow threshold 65520 */
+        uint16_t a = 0x7bff, b = float_to_half(8.0f); /* 65512: to 65504 */
+        op_apply(UCOLL_OP_SUM, UCOLL_FLOAT16, &a, &b, 1);
+        ck_assert_uint_eq(b, 0x7bff);
+        a = 0x7bff, b = float_to_half(16.0f); /* 65520: the tie, to infinity */
+        op_apply(UCOLL_OP_SUM, UCOLL_FLOAT16, &a, &b, 1);
+        ck_assert_uint_eq(b, 0x7c00);
+        a = float_to_half(256.0f), b = a; /* 65536 */
+        op_apply(UCOLL_OP_PROD, UCOLL_FLOAT16, &a, &b, 1);
+        ck_assert_uint_eq(b, 0x7c00);
+        a = 0x0001, b = 0x0001; /* subnormals add exactly */
+        op_apply(UCOLL_OP_SUM, UCOLL_FLOAT16, &a, &b, 1);
+        ck_assert_uint_eq(b, 0x0002);
+        a = 0x0001, b = 0x3800; /* 2^-24 * 0.5: the tie with 0, to 0 */
+        op_apply(UCOLL_OP_PROD, UCOLL_FLOAT16, &a, &b, 1);
+        ck_assert_uint_eq(b, 0x0000);
+        a = 0x3c00, b = 0x1000; /* 1 + 2^-11: the tie, to 1 */
+        op_apply(UCOLL_OP_SUM, UCOLL_FLOAT16, &a, &b, 1);
+        ck_assert_uint_eq(b, 0x3c00);
+    }
+}
+END_TEST
+
+/* AVG: op_check per collective, its (+) is SUM, and op_finish's division */
+START_TEST(test_avg)
+{
+    static const int floats[] = {UCOLL_FLOAT16, UCOLL_BFLOAT16, UCOLL_FLOAT32, UCOLL_FLOAT64};
+    for (int d = 0; d < UCOLL_NDTYPES; d++) {
+        const ucoll_status_t want = T[d].is_float ? UCOLL_OK : UCOLL_ERR_INVALID_ARG;
+        ck_assert_int_eq(op_check(UCOLL_OP_AVG, (ucoll_dtype_t)d), want);
+        ck_assert_int_eq(op_check_coll(UCOLL_COLL_REDUCE, UCOLL_OP_AVG, (ucoll_dtype_t)d), want);
+        ck_assert_int_eq(op_check_coll(UCOLL_COLL_ALLREDUCE, UCOLL_OP_AVG, (ucoll_dtype_t)d), want);
+        ck_assert_int_eq(op_check_coll(UCOLL_COLL_EXSCAN, UCOLL_OP_AVG, (ucoll_dtype_t)d),
+                         UCOLL_ERR_INVALID_ARG);
+        ck_assert_int_eq(op_check_coll(UCOLL_COLL_SCAN, UCOLL_OP_AVG, (ucoll_dtype_t)d),
+                         UCOLL_ERR_INVALID_ARG);
+        /* every other op: as op_check, for every collective */
+        for (int op = 0; op < UCOLL_OP_AVG; op++)
+            for (int c = UCOLL_COLL_EXSCAN; c <= UCOLL_COLL_ALLREDUCE; c++)
+                ck_assert_int_eq(op_check_coll((ucoll_coll_t)c, op, (ucoll_dtype_t)d),
+                                 op_check(op, (ucoll_dtype_t)d));
+    }
+    ck_assert_int_eq(op_has_finish(UCOLL_OP_AVG), 1);
+    for (int op = 0; op < UCOLL_OP_AVG; op++)
+        ck_assert_int_eq(op_has_finish(op), 0);
+    ck_assert_str_eq(op_name(UCOLL_OP_AVG), "avg");
+
+    /* known quotients */
+    uint16_t h[4] = {float_to_half(3.0f), 0x3c00, 0xbc00, 0x7bff};
+    op_finish(UCOLL_OP_AVG, UCOLL_FLOAT16, h, 4, 2);
+    ck_assert(h[0] == 0x3e00 && h[1] == 0x3800 && h[2] == 0xb800 && h[3] == 0x77ff);
+    uint16_t t[2] = {0x3c00, 0x3f80};
+    op_finish(UCOLL_OP_AVG, UCOLL_FLOAT16, &t[0], 1, 3);
+    op_finish(UCOLL_OP_AVG, UCOLL_BFLOAT16, &t[1], 1, 3);
+    ck_assert_uint_eq(t[0], 0x3555); /* 1/3 rounded */
+    ck_assert_uint_eq(t[1], 0x3eab);
+    float x32[2] = {1.0f, -7.0f};
+    op_finish(UCOLL_OP_AVG, UCOLL_FLOAT32, x32, 2, 3);
+    ck_assert(x32[0] == 1.0f / 3.0f && x32[1] == -7.0f / 3.0f);
+    double x64[2] = {1.0, 10.0};
+    op_finish(UCOLL_OP_AVG, UCOLL_FLOAT64, x64, 2, 4);
+    ck_assert(x64[0] == 0.25 && x64[1] == 2.5);
+    /* one rank, count 0, other ops: nothing changes */
+    uint16_t keep[2] = {0x7c01, 0x1234};
+    op_finish(UCOLL_OP_AVG, UCOLL_FLOAT16, keep, 2, 1);
+    op_finish(UCOLL_OP_AVG, UCOLL_FLOAT16, keep, 0, 5);
+    op_finish(UCOLL_OP_AVG, UCOLL_FLOAT16, NULL, 0, 5);
+    op_finish(UCOLL_OP_SUM, UCOLL_FLOAT16, keep, 2, 5);
+    ck_assert(keep[0] == 0x7c01 && keep[1] == 0x1234);
+    int32_t ints[1] = {10};
+    op_finish(UCOLL_OP_AVG, UCOLL_INT32, ints, 1, 2);
+    ck_assert_int_eq(ints[0], 10);
+
+    /* the division rounds once, correctly: random finite values, divisors 2..9; one byte off
+     * the alignment */
+    uint64_t rng = 31337;
+    for (int k = 0; k < 2; k++) {
+        const hfmt_t *f = k ? &BF16 : &F16;
+        static unsigned char raw[2 * 1000 + 1];
+        uint16_t v[1000], r[1000];
+        for (unsigned p = 2; p <= 9; p++) {
+            for (int i = 0; i < 1000; i++)
+                v[i] = hrandom(f, &rng);
+            memcpy(raw + 1, v, sizeof(v));
+            op_finish(UCOLL_OP_AVG, (ucoll_dtype_t)f->dtype, raw + 1, 1000, (int)p);
+            memcpy(r, raw + 1, sizeof(r));
+            for (int i = 0; i < 1000; i++) {
+                const double q = hdecode(f, v[i]) / p; /* rounded in double: ties survive */
+                HCHECK(hnearest(f, r[i], q), "%s 0x%04x / %u = 0x%04x", f->name, v[i], p, r[i]);
+                HCHECK1(hwithin_bound(f, r[i], q));
+            }
+        }
+    }
+    /* its (+) is the sum */
+    for (size_t k = 0; k < NELEMS(floats); k++) {
+        unsigned char a[16], b[16], c[16];
+        for (int i = 0; i < 16; i++)
+            a[i] = b[i] = c[i] = 0;
+        store_flt(floats[k], a, 0, 1.5);
+        store_flt(floats[k], b, 0, 2.5);
+        store_flt(floats[k], c, 0, 2.5);
+        op_apply(UCOLL_OP_AVG, (ucoll_dtype_t)floats[k], a, b, 1);
+        op_apply(UCOLL_OP_SUM, (ucoll_dtype_t)floats[k], a, c, 1);
+        ck_assert(memcmp(b, c, 16) == 0);
+        store_flt(floats[k], a, 0, 4.0);
+        ck_assert(memcmp(b, a, 16) == 0);
+    }
+}
+END_TEST
+
 static Suite *kernels_suite(void)
 {
     Suite *s = suite_create("kernels");
 
     TCase *tc = tcase_create("kernels");
     tcase_set_timeout(tc, 60); /* generous: make check may run on a loaded machine */
-    tcase_add_loop_test(tc, test_kernel, 0, UCOLL_NOPS * UCOLL_NDTYPES);
+    tcase_add_loop_test(tc, test_kernel, 0, UCOLL_NOPS * NDTYPES_WIDE);
     tcase_add_loop_test(tc, test_unaligned, 0, UCOLL_NOPS * UCOLL_NDTYPES);
     tcase_add_test(tc, test_invalid_combinations);
     tcase_add_test(tc, test_spot_integers);
     tcase_add_test(tc, test_spot_floats);
     tcase_add_test(tc, test_nan_and_signed_zero);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("half");
+    tcase_set_timeout(tc, 120); /* generous: make check may run on a loaded machine */
+    tcase_add_loop_test(tc, test_half_roundtrip, 0, 2);
+    tcase_add_test(tc, test_half_known_values);
+    tcase_add_loop_test(tc, test_half_from_float_rounding, 0, 2);
+    tcase_add_loop_test(tc, test_half_kernels, 0, 10);
+    tcase_add_loop_test(tc, test_half_special, 0, 2);
+    tcase_add_test(tc, test_avg);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("arguments");
