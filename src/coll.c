@@ -121,18 +121,27 @@ static int in_use(const ucoll_request_t *req)
     return req->active || req->owned;
 }
 
+/* whether a schedule takes scratch from the pool */
+static int needs_scratch(const sched_t *sched)
+{
+    for (int b = SCHED_FIRST_SCRATCH; b < SCHED_NBUFS; b++)
+        if (sched->scratch[b] > 0)
+            return 1;
+    return 0;
+}
+
 /* the comm's blocking request that already holds this schedule, else a free slot's or the
- * least recently used one; moved to the front (the previous front's scratch goes back to the
- * pool). A request still running in another thread (UCOLL_THREAD_MULTIPLE, threads sharing the
+ * least recently used one; moved to the front. A request still running in another thread (UCOLL_THREAD_MULTIPLE, threads sharing the
  * comm) is never taken, nor its scratch: when every slot is busy the call gets a request of
  * its own, outside the cache (run_blocking frees it). NULL: out of memory */
 static ucoll_request_t *blocking_request(ucoll_comm_t *comm, const alg_desc_t *alg,
-                                         const sched_args_t *sa)
+                                         const sched_args_t *sa, int in_place)
 {
     int pick = -1;
     for (int i = 0; i < COMM_BLOCKING_CACHE && comm->blocking[i] != NULL && pick < 0; i++)
         if (same_schedule(comm->blocking[i], alg, sa) && !in_use(comm->blocking[i]))
             pick = i;
+    const int hit = pick >= 0;
     if (pick < 0) {
         pick = 0;
         while (pick < COMM_BLOCKING_CACHE - 1 && comm->blocking[pick] != NULL)
@@ -152,8 +161,12 @@ static ucoll_request_t *blocking_request(ucoll_comm_t *comm, const alg_desc_t *a
         }
     }
     ucoll_request_t *req = comm->blocking[pick];
-    if (pick > 0 && !in_use(comm->blocking[0])) /* the pool lends the scratch to the new front */
-        exec_release_scratch(comm->blocking[0]);
+    /* the pool lends the others' scratch to a new front that needs scratch; one that needs none
+     * (a barrier between two calls) leaves it with its holder, which then allocates nothing */
+    if (pick > 0 && (!hit || in_place || needs_scratch(&req->sched)))
+        for (int i = 0; i < COMM_BLOCKING_CACHE && comm->blocking[i] != NULL; i++)
+            if (i != pick && comm->blocking[i]->holds_scratch && !in_use(comm->blocking[i]))
+                exec_release_scratch(comm->blocking[i]);
     memmove(&comm->blocking[1], &comm->blocking[0], (size_t)pick * sizeof(req));
     comm->blocking[0] = req;
     return req;
@@ -162,7 +175,9 @@ static ucoll_request_t *blocking_request(ucoll_comm_t *comm, const alg_desc_t *a
 /* a request of blocking_request's that is not in the cache */
 static int outside_cache(const ucoll_request_t *req)
 {
-    for (int i = 0; i < COMM_BLOCKING_CACHE; i++)
+    if (req->comm->blocking[0] == req) /* where blocking_request put it */
+        return 0;
+    for (int i = 1; i < COMM_BLOCKING_CACHE; i++)
         if (req->comm->blocking[i] == req)
             return 0;
     return 1;
@@ -195,10 +210,12 @@ static ucoll_status_t run_blocking_locked(ucoll_comm_t *comm, const coll_args_t 
         return st;
     sched_args_t sa;
     sched_args_of(comm, a, param, &sa);
-    ucoll_request_t *req = blocking_request(comm, alg, &sa);
+    ucoll_request_t *req = blocking_request(comm, alg, &sa, a->sendbuf == UCOLL_IN_PLACE);
     if (req == NULL)
         return UCOLL_ERR_NO_MEMORY;
-    const int holds_op = a->coll != UCOLL_COLL_BCAST && a->coll != UCOLL_COLL_BARRIER;
+    /* (a predefined op cannot be freed: no hold) */
+    const int holds_op = a->coll != UCOLL_COLL_BCAST && a->coll != UCOLL_COLL_BARRIER &&
+                         !(a->op >= 0 && a->op < UCOLL_NOPS);
     if (holds_op && !op_hold(a->op)) /* freed by another thread since check_args */
         return UCOLL_ERR_INVALID_ARG;
     setup_request(req, comm, a, alg, param, &sa);

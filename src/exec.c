@@ -38,12 +38,16 @@ static ucoll_status_t ensure_chunk(ucoll_request_t *req, int b, size_t bytes)
         return UCOLL_OK;
     tp_pool_put(tp, req->chunk[b]);
     req->chunk[b] = tp_pool_get(tp, bytes);
+    req->holds_scratch = 1;
     return req->chunk[b] != NULL ? UCOLL_OK : UCOLL_ERR_NO_MEMORY;
 }
 
 void exec_release_scratch(ucoll_request_t *req)
 {
     tp_ctx_t *tp = req->comm->ctx->tp;
+    if (!req->holds_scratch)
+        return; /* and stays prepared */
+    req->holds_scratch = 0;
     req->prepared = 0;
     for (int b = 0; b < SCHED_NBUFS; b++) {
         tp_pool_put(tp, req->chunk[b]);
@@ -55,6 +59,7 @@ void exec_release(ucoll_request_t *req)
 {
     tp_ctx_t *tp = req->comm->ctx->tp;
     exec_release_scratch(req); /* its scratch and op slots go */
+    req->prepared = 0;
     tp_ops_free(req->send_ops);
     tp_ops_free(req->recv_ops);
     req->send_ops = req->recv_ops = NULL;
@@ -229,6 +234,9 @@ ucoll_status_t exec_start(ucoll_request_t *req)
     if (req->checking && (st = check_start(req)) != UCOLL_OK)
         return st;
     req->seq = comm->seq++;
+    /* the tag fields fixed for the whole call (tag.h); each message adds the rest */
+    req->recv_tag = ucoll_tag(comm->id, 0, req->seq, 0, 0, 0);
+    req->send_tag = req->recv_tag | ucoll_tag(0, (uint32_t)comm->rank, 0, 0, 0, 0);
     req->pc = 0;
     req->posted = 0;
     req->status = UCOLL_INPROGRESS;
@@ -301,8 +309,8 @@ static void post_sends(ucoll_request_t *req, const sched_step_t *step, size_t ss
     ucoll_comm_t *comm = req->comm;
     const size_t esz = req->elem_size;
     for (size_t j = 0; j < req->nsend; j++) {
-        const uint64_t tag = ucoll_tag(comm->id, (uint32_t)comm->rank, req->seq, step->round,
-                                       (uint32_t)j, j + 1 == req->nsend);
+        const uint64_t tag =
+            req->send_tag | ucoll_tag(0, 0, 0, step->round, (uint32_t)j, j + 1 == req->nsend);
         size_t off = j * sseg, n = step->send.count - off < sseg ? step->send.count - off : sseg;
         const void *addr = n ? (char *)region_addr(req, step->send) + off * esz : &empty_message;
         tp_isend(comm->ctx->tp, comm->world_rank[step->send_peer], addr, n * esz,
@@ -350,8 +358,8 @@ static ucoll_status_t post_round(ucoll_request_t *req, const sched_step_t *step)
     if (send_first)
         post_sends(req, step, sseg);
     for (size_t j = 0; j < req->nrecv; j++) {
-        const uint64_t tag = ucoll_tag(comm->id, (uint32_t)step->recv_peer, req->seq, step->round,
-                                       (uint32_t)j, j + 1 == req->nrecv);
+        const uint64_t tag = req->recv_tag | ucoll_tag(0, (uint32_t)step->recv_peer, 0,
+                                                       step->round, (uint32_t)j, j + 1 == req->nrecv);
         size_t off = j * rseg, n = step->recv.count - off < rseg ? step->recv.count - off : rseg;
         void *addr = n ? (char *)region_addr(req, step->recv) + off * esz : &empty_message;
         tp_irecv(tp, comm->world_rank[step->recv_peer], addr, n * esz,

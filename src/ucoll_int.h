@@ -119,6 +119,7 @@ struct ucoll_request {
     int posted; /* the current round's messages are posted */
     int fused;  /* the REDUCE after the current round runs segment by segment */
     uint32_t seq;
+    uint64_t send_tag, recv_tag; /* comm id and seq; send_tag: this rank as sender too */
     tp_op_t *send_ops, *recv_ops; /* one per segment of the current round */
     size_t nsend, nrecv, ops_cap;
     size_t seg_elems; /* elements per segment of the current round */
@@ -126,6 +127,7 @@ struct ucoll_request {
     void *buf[SCHED_NBUFS];
     void *memh[SCHED_NBUFS];
     tp_chunk_t *chunk[SCHED_NBUFS];
+    int holds_scratch; /* a chunk above is set */
     void *user_memh[SCHED_NBUFS]; /* persistent: the user's IN/OUT registered once */
     double deadline; /* UCOLL_TIMEOUT: moved on by progress and by time spent outside ucoll */
     struct ucoll_request *next_active;
