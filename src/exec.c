@@ -38,16 +38,12 @@ static ucoll_status_t ensure_chunk(ucoll_request_t *req, int b, size_t bytes)
         return UCOLL_OK;
     tp_pool_put(tp, req->chunk[b]);
     req->chunk[b] = tp_pool_get(tp, bytes);
-    req->holds_scratch = 1;
     return req->chunk[b] != NULL ? UCOLL_OK : UCOLL_ERR_NO_MEMORY;
 }
 
 void exec_release_scratch(ucoll_request_t *req)
 {
     tp_ctx_t *tp = req->comm->ctx->tp;
-    if (!req->holds_scratch)
-        return; /* and stays prepared */
-    req->holds_scratch = 0;
     req->prepared = 0;
     for (int b = 0; b < SCHED_NBUFS; b++) {
         tp_pool_put(tp, req->chunk[b]);
@@ -59,7 +55,6 @@ void exec_release(ucoll_request_t *req)
 {
     tp_ctx_t *tp = req->comm->ctx->tp;
     exec_release_scratch(req); /* its scratch and op slots go */
-    req->prepared = 0;
     tp_ops_free(req->send_ops);
     tp_ops_free(req->recv_ops);
     req->send_ops = req->recv_ops = NULL;
@@ -358,8 +353,8 @@ static ucoll_status_t post_round(ucoll_request_t *req, const sched_step_t *step)
     if (send_first)
         post_sends(req, step, sseg);
     for (size_t j = 0; j < req->nrecv; j++) {
-        const uint64_t tag = req->recv_tag | ucoll_tag(0, (uint32_t)step->recv_peer, 0,
-                                                       step->round, (uint32_t)j, j + 1 == req->nrecv);
+        const uint64_t tag = req->recv_tag | ucoll_tag(0, (uint32_t)step->recv_peer, 0, step->round,
+                                                       (uint32_t)j, j + 1 == req->nrecv);
         size_t off = j * rseg, n = step->recv.count - off < rseg ? step->recv.count - off : rseg;
         void *addr = n ? (char *)region_addr(req, step->recv) + off * esz : &empty_message;
         tp_irecv(tp, comm->world_rank[step->recv_peer], addr, n * esz,
