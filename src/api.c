@@ -73,6 +73,7 @@ static void comm_kill(ucoll_comm_t *comm)
         free(req);
         comm->blocking[i] = NULL;
     }
+    comm->scratch_holder = NULL;
     free(comm->world_rank);
     comm->world_rank = NULL;
     select_comm_cleanup(comm);

@@ -72,6 +72,12 @@ static ucoll_status_t check_args(const ucoll_comm_t *comm, const coll_args_t *a)
     return UCOLL_OK;
 }
 
+/* a predefined op: commutative, and never freed */
+static int predefined_op(ucoll_op_t op)
+{
+    return op >= 0 && op < UCOLL_NOPS;
+}
+
 /* what the schedule of a call depends on (zeroed padding: compared with memcmp) */
 static void sched_args_of(const ucoll_comm_t *comm, const coll_args_t *a, int param,
                           sched_args_t *sa)
@@ -83,8 +89,8 @@ static void sched_args_of(const ucoll_comm_t *comm, const coll_args_t *a, int pa
     sa->count = a->coll == UCOLL_COLL_BARRIER ? 0 : a->count;
     sa->elem_size = a->coll == UCOLL_COLL_BARRIER ? 1 : dtype_size(a->dtype);
     sa->param = param;
-    sa->commutative =
-        a->coll == UCOLL_COLL_BCAST || a->coll == UCOLL_COLL_BARRIER || op_is_commutative(a->op);
+    sa->commutative = a->coll == UCOLL_COLL_BCAST || a->coll == UCOLL_COLL_BARRIER ||
+                      predefined_op(a->op) || op_is_commutative(a->op);
 }
 
 static int same_schedule(const ucoll_request_t *req, const alg_desc_t *alg, const sched_args_t *sa)
@@ -92,11 +98,12 @@ static int same_schedule(const ucoll_request_t *req, const alg_desc_t *alg, cons
     return req->sched_valid && req->alg == alg && memcmp(sa, &req->sched_args, sizeof(*sa)) == 0;
 }
 
-/* fills req from validated arguments; keeps its schedule when nothing it depends on changed */
+/* fills req from validated arguments; keeps its schedule when nothing it depends on changed
+ * (same: same_schedule(req, alg, sa), already known) */
 static void setup_request(ucoll_request_t *req, ucoll_comm_t *comm, const coll_args_t *a,
-                          const alg_desc_t *alg, int param, const sched_args_t *sa)
+                          const alg_desc_t *alg, int param, const sched_args_t *sa, int same)
 {
-    if (!same_schedule(req, alg, sa))
+    if (!same)
         req->sched_valid = req->prepared = 0;
     req->magic = REQ_MAGIC;
     req->comm = comm;
@@ -121,18 +128,29 @@ static int in_use(const ucoll_request_t *req)
     return req->active || req->owned;
 }
 
+/* whether a schedule takes scratch from the pool */
+static int needs_scratch(const sched_t *sched)
+{
+    for (int b = SCHED_FIRST_SCRATCH; b < SCHED_NBUFS; b++)
+        if (sched->scratch[b] > 0)
+            return 1;
+    return 0;
+}
+
 /* the comm's blocking request that already holds this schedule, else a free slot's or the
- * least recently used one; moved to the front (the previous front's scratch goes back to the
- * pool). A request still running in another thread (UCOLL_THREAD_MULTIPLE, threads sharing the
- * comm) is never taken, nor its scratch: when every slot is busy the call gets a request of
- * its own, outside the cache (run_blocking frees it). NULL: out of memory */
+ * least recently used one; moved to the front. A request still running in another thread
+ * (UCOLL_THREAD_MULTIPLE, threads sharing the comm) is never taken, nor its scratch: when every
+ * slot is busy the call gets a request of its own, outside the cache (run_blocking frees it). NULL:
+ * out of memory */
 static ucoll_request_t *blocking_request(ucoll_comm_t *comm, const alg_desc_t *alg,
-                                         const sched_args_t *sa)
+                                         const sched_args_t *sa, int in_place, int *same)
 {
     int pick = -1;
     for (int i = 0; i < COMM_BLOCKING_CACHE && comm->blocking[i] != NULL && pick < 0; i++)
         if (same_schedule(comm->blocking[i], alg, sa) && !in_use(comm->blocking[i]))
             pick = i;
+    const int hit = pick >= 0;
+    *same = hit;
     if (pick < 0) {
         pick = 0;
         while (pick < COMM_BLOCKING_CACHE - 1 && comm->blocking[pick] != NULL)
@@ -152,8 +170,12 @@ static ucoll_request_t *blocking_request(ucoll_comm_t *comm, const alg_desc_t *a
         }
     }
     ucoll_request_t *req = comm->blocking[pick];
-    if (pick > 0 && !in_use(comm->blocking[0])) /* the pool lends the scratch to the new front */
-        exec_release_scratch(comm->blocking[0]);
+    /* the pool lends the holder's scratch to the next request that needs scratch */
+    if (comm->scratch_holder != req && (!hit || in_place || needs_scratch(&req->sched))) {
+        if (comm->scratch_holder != NULL && !in_use(comm->scratch_holder))
+            exec_release_scratch(comm->scratch_holder);
+        comm->scratch_holder = req;
+    }
     memmove(&comm->blocking[1], &comm->blocking[0], (size_t)pick * sizeof(req));
     comm->blocking[0] = req;
     return req;
@@ -162,7 +184,9 @@ static ucoll_request_t *blocking_request(ucoll_comm_t *comm, const alg_desc_t *a
 /* a request of blocking_request's that is not in the cache */
 static int outside_cache(const ucoll_request_t *req)
 {
-    for (int i = 0; i < COMM_BLOCKING_CACHE; i++)
+    if (req->comm->blocking[0] == req) /* where blocking_request put it */
+        return 0;
+    for (int i = 1; i < COMM_BLOCKING_CACHE; i++)
         if (req->comm->blocking[i] == req)
             return 0;
     return 1;
@@ -195,13 +219,16 @@ static ucoll_status_t run_blocking_locked(ucoll_comm_t *comm, const coll_args_t 
         return st;
     sched_args_t sa;
     sched_args_of(comm, a, param, &sa);
-    ucoll_request_t *req = blocking_request(comm, alg, &sa);
+    int same;
+    ucoll_request_t *req = blocking_request(comm, alg, &sa, a->sendbuf == UCOLL_IN_PLACE, &same);
     if (req == NULL)
         return UCOLL_ERR_NO_MEMORY;
-    const int holds_op = a->coll != UCOLL_COLL_BCAST && a->coll != UCOLL_COLL_BARRIER;
+    /* (a predefined op cannot be freed: no hold) */
+    const int holds_op =
+        a->coll != UCOLL_COLL_BCAST && a->coll != UCOLL_COLL_BARRIER && !predefined_op(a->op);
     if (holds_op && !op_hold(a->op)) /* freed by another thread since check_args */
         return UCOLL_ERR_INVALID_ARG;
-    setup_request(req, comm, a, alg, param, &sa);
+    setup_request(req, comm, a, alg, param, &sa, same);
     req->owned = 1;
     if ((st = exec_start(req)) == UCOLL_OK)
         st = request_wait(req);
@@ -244,7 +271,7 @@ static ucoll_status_t new_request_locked(ucoll_comm_t *comm, const coll_args_t *
     sched_init(&req->sched);
     sched_args_t sa;
     sched_args_of(comm, a, param, &sa);
-    setup_request(req, comm, a, alg, param, &sa);
+    setup_request(req, comm, a, alg, param, &sa, 0);
     req->persistent = persistent;
     req->status = UCOLL_OK;
     if (persistent) {

@@ -229,6 +229,9 @@ ucoll_status_t exec_start(ucoll_request_t *req)
     if (req->checking && (st = check_start(req)) != UCOLL_OK)
         return st;
     req->seq = comm->seq++;
+    /* the tag fields fixed for the whole call (tag.h); each message adds the rest */
+    req->recv_tag = ucoll_tag(comm->id, 0, req->seq, 0, 0, 0);
+    req->send_tag = req->recv_tag | ucoll_tag(0, (uint32_t)comm->rank, 0, 0, 0, 0);
     req->pc = 0;
     req->posted = 0;
     req->status = UCOLL_INPROGRESS;
@@ -301,8 +304,8 @@ static void post_sends(ucoll_request_t *req, const sched_step_t *step, size_t ss
     ucoll_comm_t *comm = req->comm;
     const size_t esz = req->elem_size;
     for (size_t j = 0; j < req->nsend; j++) {
-        const uint64_t tag = ucoll_tag(comm->id, (uint32_t)comm->rank, req->seq, step->round,
-                                       (uint32_t)j, j + 1 == req->nsend);
+        const uint64_t tag =
+            req->send_tag | ucoll_tag(0, 0, 0, step->round, (uint32_t)j, j + 1 == req->nsend);
         size_t off = j * sseg, n = step->send.count - off < sseg ? step->send.count - off : sseg;
         const void *addr = n ? (char *)region_addr(req, step->send) + off * esz : &empty_message;
         tp_isend(comm->ctx->tp, comm->world_rank[step->send_peer], addr, n * esz,
@@ -350,8 +353,8 @@ static ucoll_status_t post_round(ucoll_request_t *req, const sched_step_t *step)
     if (send_first)
         post_sends(req, step, sseg);
     for (size_t j = 0; j < req->nrecv; j++) {
-        const uint64_t tag = ucoll_tag(comm->id, (uint32_t)step->recv_peer, req->seq, step->round,
-                                       (uint32_t)j, j + 1 == req->nrecv);
+        const uint64_t tag = req->recv_tag | ucoll_tag(0, (uint32_t)step->recv_peer, 0, step->round,
+                                                       (uint32_t)j, j + 1 == req->nrecv);
         size_t off = j * rseg, n = step->recv.count - off < rseg ? step->recv.count - off : rseg;
         void *addr = n ? (char *)region_addr(req, step->recv) + off * esz : &empty_message;
         tp_irecv(tp, comm->world_rank[step->recv_peer], addr, n * esz,

@@ -63,6 +63,16 @@ ucoll_status_t select_algorithm(ucoll_comm_t *comm, ucoll_coll_t coll, ucoll_op_
                                 ucoll_dtype_t dtype, size_t count, const alg_desc_t **alg,
                                 int *param)
 {
+    const struct auto_choice *last = &comm->last_auto[coll];
+    /* a predefined op is commutative and its gamma is fixed: auto's last choice for the same
+     * op, dtype and count holds without the checks below */
+    if (op >= 0 && op < UCOLL_NOPS && comm->alg[coll].alg == NULL && last->valid &&
+        last->op == op && last->dtype == dtype && last->count == count &&
+        (coll != UCOLL_COLL_EXSCAN || last->gamma_ns == comm->ctx->gamma_ns[op][dtype])) {
+        *alg = last->alg;
+        *param = last->param;
+        return UCOLL_OK;
+    }
     *alg = comm->alg[coll].alg;
     *param = comm->alg[coll].param;
     const int commutative =
@@ -71,7 +81,6 @@ ucoll_status_t select_algorithm(ucoll_comm_t *comm, ucoll_coll_t coll, ucoll_op_
         return UCOLL_OK;
     /* auto, or a reordering algorithm chosen for a non-commutative op */
     const double gamma_ns = coll == UCOLL_COLL_EXSCAN ? op_gamma(comm->ctx, op, dtype) : 0;
-    const struct auto_choice *last = &comm->last_auto[coll];
     if (last->valid && last->op == op && last->dtype == dtype && last->count == count &&
         last->commutative == commutative && last->gamma_ns == gamma_ns) {
         *alg = last->alg;

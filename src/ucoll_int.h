@@ -72,6 +72,9 @@ struct ucoll_comm {
     /* requests of blocking calls, most recently used first, each keeping its schedule and
      * scratch: a program alternating collectives, roots or sizes rebuilds nothing */
     ucoll_request_t *blocking[COMM_BLOCKING_CACHE];
+    /* the one of them that last took scratch from the pool (NULL: none), keeping it while
+     * calls that need none (a barrier between two calls) run: it allocates nothing again */
+    ucoll_request_t *scratch_holder;
     /* auto's last choice per collective: repeated calls skip the cost model and the lookup */
     struct auto_choice {
         int valid, commutative; /* (a freed op's handle may come back non-commutative) */
@@ -119,6 +122,7 @@ struct ucoll_request {
     int posted; /* the current round's messages are posted */
     int fused;  /* the REDUCE after the current round runs segment by segment */
     uint32_t seq;
+    uint64_t send_tag, recv_tag;  /* comm id and seq; send_tag: this rank as sender too */
     tp_op_t *send_ops, *recv_ops; /* one per segment of the current round */
     size_t nsend, nrecv, ops_cap;
     size_t seg_elems; /* elements per segment of the current round */
