@@ -52,6 +52,8 @@ select_auto(ucoll_comm_t *comm, ucoll_coll_t coll, ucoll_op_t op, ucoll_dtype_t 
     const size_t bytes = coll == UCOLL_COLL_BARRIER ? 0 : count * dtype_size(dtype);
     const char *name = cost_select(coll, comm->size, bytes, commutative, &cost,
                                    ctx->cfg.reduce_rhrd_min, ctx->cfg.allreduce_rhrd_min);
+    if (name == NULL)
+        return UCOLL_ERR_NOT_SUPPORTED; /* a collective with no algorithm in this build */
     if ((*alg = alg_lookup(coll, name, param)) == NULL)
         return UCOLL_ERR_INVALID_ARG; /* not reached: cost_select names registry entries */
     comm->last_auto[coll] =
