@@ -51,6 +51,15 @@ int reduce_rhrd_classic_build(sched_t *s, const sched_args_t *a);
 int allreduce_rhrd_classic_build(sched_t *s, const sched_args_t *a);
 int bcast_binomial_build(sched_t *s, const sched_args_t *a);
 int barrier_dissemination_build(sched_t *s, const sched_args_t *a);
+int alltoall_pairwise_build(sched_t *s, const sched_args_t *a);
+int alltoall_bruck_build(sched_t *s, const sched_args_t *a);
+int alltoallv_pairwise_build(sched_t *s, const sched_args_t *a);
+int gather_binomial_build(sched_t *s, const sched_args_t *a);
+int scatter_binomial_build(sched_t *s, const sched_args_t *a);
+int gather_linear_build(sched_t *s, const sched_args_t *a);
+int scatter_linear_build(sched_t *s, const sched_args_t *a);
+int gatherv_linear_build(sched_t *s, const sched_args_t *a);
+int scatterv_linear_build(sched_t *s, const sched_args_t *a);
 
 /* q' of best-doubling for p processes */
 int exscan_best_doubling_qprime(int p);
