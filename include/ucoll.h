@@ -262,7 +262,9 @@ ucoll_status_t ucoll_comm_free(ucoll_comm_t *comm);
  * Also read at init from UCOLL_EXSCAN_ALG, UCOLL_SCAN_ALG, UCOLL_REDUCE_ALG,
  * UCOLL_ALLREDUCE_ALG, UCOLL_BCAST_ALG, UCOLL_BARRIER_ALG and UCOLL_<NAME>_ALG of each block
  * collective (UCOLL_ALLGATHER_ALG, UCOLL_REDUCE_SCATTER_BLOCK_ALG, ...). Unknown name ->
- * INVALID_ARG. */
+ * INVALID_ARG. An algorithm for powers of two only (recursive-doubling of allgather,
+ * recursive-halving), chosen on a communicator of another size, is replaced there by auto's
+ * choice, as a reordering one is for a non-commutative op. */
 typedef enum {
     UCOLL_COLL_EXSCAN,
     UCOLL_COLL_SCAN,
