@@ -375,6 +375,9 @@ run_job "block_test np=1 (no launcher)" none 300 "" tests/mp/block_test "${BLOCK
 for np in $BLOCK_NPS; do
     run_job "block_test np=$np" "$np" 600 "" tests/mp/block_test "${BLOCK_ALGS[@]}" --expect-size "$np"
 done
+# UCOLL_CHECK=1: matching calls of every block collective compared first, results unchanged
+run_job "block_test np=3 UCOLL_CHECK=1" 3 600 "UCOLL_CHECK=1" tests/mp/block_test \
+    "${BLOCK_ALGS[@]}" --expect-size 3 --counts 0,1,p-1,1000
 if [ "$quick" = 0 ]; then
     for np in 16 17; do
         run_job "block_test np=$np (a third of the cases)" "$np" 900 "UCOLL_SEGMENT_SIZE=8192" \
