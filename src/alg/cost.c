@@ -158,7 +158,11 @@ unsigned cost_rounds_bound(const alg_desc_t *alg, int param, int p)
     sched_figures_t fig;
     if (alg->coll == UCOLL_COLL_EXSCAN && cost_exscan_figures(alg, param, p, &fig) == 0)
         return fig.rounds;
-    if (alg->build == scan_linear_build)
+    if (alg->build == scan_linear_build || alg->build == allgather_ring_build ||
+        alg->build == allgatherv_ring_build || alg->build == reduce_scatter_block_ring_build ||
+        alg->build == reduce_scatter_ring_build)
         return p > 1 ? (unsigned)(p - 1) : 0;
+    if (alg->build == allreduce_ring_build)
+        return p > 1 ? 2 * (unsigned)(p - 1) : 0;
     return 2 * sched_ceil_log2(p) + 2; /* trees, butterflies, halving and doubling */
 }

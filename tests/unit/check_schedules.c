@@ -219,8 +219,13 @@ static int expected(ucoll_coll_t coll, const char *name, int param, int p, int r
 
 /* algorithms whose figures (half-vector volumes) tests/unit/check_rhrd.c asserts; here they
  * are checked for correctness only */
+/* rhrd: check_rhrd.c; the block-based allreduce and bcast: check_blocks_ag.c */
 static int figures_elsewhere(ucoll_coll_t coll, const char *name)
 {
+    if (coll == UCOLL_COLL_ALLREDUCE && (strcmp(name, "rs-ag") == 0 || strcmp(name, "ring") == 0))
+        return 1;
+    if (coll == UCOLL_COLL_BCAST && strcmp(name, "scatter-allgather") == 0)
+        return 1;
     return (coll == UCOLL_COLL_REDUCE || coll == UCOLL_COLL_ALLREDUCE) &&
            (strcmp(name, "rhrd") == 0 || strcmp(name, "rhrd-classic") == 0);
 }
