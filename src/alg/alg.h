@@ -67,6 +67,15 @@ int reduce_scatter_bruck_build(sched_t *s, const sched_args_t *a);
 int allreduce_rs_ag_build(sched_t *s, const sched_args_t *a);
 int allreduce_ring_build(sched_t *s, const sched_args_t *a);
 int bcast_scatter_allgather_build(sched_t *s, const sched_args_t *a);
+int alltoall_pairwise_build(sched_t *s, const sched_args_t *a);
+int alltoall_bruck_build(sched_t *s, const sched_args_t *a);
+int alltoallv_pairwise_build(sched_t *s, const sched_args_t *a);
+int gather_binomial_build(sched_t *s, const sched_args_t *a);
+int scatter_binomial_build(sched_t *s, const sched_args_t *a);
+int gather_linear_build(sched_t *s, const sched_args_t *a);
+int scatter_linear_build(sched_t *s, const sched_args_t *a);
+int gatherv_linear_build(sched_t *s, const sched_args_t *a);
+int scatterv_linear_build(sched_t *s, const sched_args_t *a);
 
 /* q' of best-doubling for p processes */
 int exscan_best_doubling_qprime(int p);

@@ -164,5 +164,9 @@ unsigned cost_rounds_bound(const alg_desc_t *alg, int param, int p)
         return p > 1 ? (unsigned)(p - 1) : 0;
     if (alg->build == allreduce_ring_build)
         return p > 1 ? 2 * (unsigned)(p - 1) : 0;
+    if (alg->build == alltoall_pairwise_build || alg->build == alltoallv_pairwise_build ||
+        alg->build == gather_linear_build || alg->build == scatter_linear_build ||
+        alg->build == gatherv_linear_build || alg->build == scatterv_linear_build)
+        return p > 1 ? (unsigned)(p - 1) : 0; /* one peer per round */
     return 2 * sched_ceil_log2(p) + 2; /* trees, butterflies, halving and doubling */
 }

@@ -104,6 +104,42 @@ static const alg_desc_t reduce_scatter_algs[] = {
      "reverse Bruck: ceil(log2 p) rounds, p-1 blocks, commutative"},
 };
 
+static const alg_desc_t alltoall_algs[] = {
+    {UCOLL_COLL_ALLTOALL, "pairwise", alltoall_pairwise_build, 0, ALG_ORDER_PRESERVING,
+     "round k sends to r+k, receives from r-k: p-1 rounds, one block each"},
+    {UCOLL_COLL_ALLTOALL, "bruck", alltoall_bruck_build, 0, ALG_ORDER_PRESERVING,
+     "Bruck: ceil(log2 p) rounds, round k moves the blocks with bit k of (dest-r) mod p"},
+};
+
+static const alg_desc_t alltoallv_algs[] = {
+    {UCOLL_COLL_ALLTOALLV, "pairwise", alltoallv_pairwise_build, 0, ALG_ORDER_PRESERVING,
+     "round k sends to r+k, receives from r-k: p-1 rounds, one block each"},
+};
+
+static const alg_desc_t gather_algs[] = {
+    {UCOLL_COLL_GATHER, "binomial", gather_binomial_build, 0, ALG_ORDER_PRESERVING,
+     "binomial tree: ceil(log2 p) rounds, round k carries up to 2^k blocks"},
+    {UCOLL_COLL_GATHER, "linear", gather_linear_build, 0, ALG_ORDER_PRESERVING,
+     "the root receives one block per round: p-1 rounds"},
+};
+
+static const alg_desc_t gatherv_algs[] = {
+    {UCOLL_COLL_GATHERV, "linear", gatherv_linear_build, 0, ALG_ORDER_PRESERVING,
+     "the root receives one block per round: p-1 rounds"},
+};
+
+static const alg_desc_t scatter_algs[] = {
+    {UCOLL_COLL_SCATTER, "binomial", scatter_binomial_build, 0, ALG_ORDER_PRESERVING,
+     "binomial tree: ceil(log2 p) rounds, round q-1-k carries up to 2^k blocks"},
+    {UCOLL_COLL_SCATTER, "linear", scatter_linear_build, 0, ALG_ORDER_PRESERVING,
+     "the root sends one block per round: p-1 rounds"},
+};
+
+static const alg_desc_t scatterv_algs[] = {
+    {UCOLL_COLL_SCATTERV, "linear", scatterv_linear_build, 0, ALG_ORDER_PRESERVING,
+     "the root sends one block per round: p-1 rounds"},
+};
+
 #define LIST(a)                                                                                    \
     {                                                                                              \
         a, sizeof(a) / sizeof(a[0])                                                                \
@@ -122,13 +158,12 @@ static const struct {
     LIST(allgatherv_algs),
     LIST(reduce_scatter_block_algs),
     LIST(reduce_scatter_algs),
-    /* the block collectives: algorithms are added by their families */
-    {NULL, 0},
-    {NULL, 0},
-    {NULL, 0},
-    {NULL, 0},
-    {NULL, 0},
-    {NULL, 0},
+    LIST(alltoall_algs),
+    LIST(alltoallv_algs),
+    LIST(gather_algs),
+    LIST(gatherv_algs),
+    LIST(scatter_algs),
+    LIST(scatterv_algs),
 };
 
 static const char *coll_names[UCOLL_NCOLLS] = {

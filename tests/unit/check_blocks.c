@@ -1,0 +1,535 @@
+/*
+ * Unit tests of the block collectives (Check): allgather(v), reduce_scatter(_block),
+ * alltoall(v), gather(v), scatter(v).
+ *
+ * First the symbolic executor's verdicts: schedules written here, independently of the
+ * library's builders (every block sent straight to its destination, one round per peer), must
+ * pass with equal and with irregular counts, and each broken variant must fail with the reason.
+ */
+#include "alg/alg.h"
+#include "sched.h"
+#include "symbolic.h"
+
+#include <check.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* fails only on failure (ck_assert_* writes a checkpoint on every passing assertion) */
+#define REQUIRE(cond, ...)                                                                         \
+    do {                                                                                           \
+        if (!(cond))                                                                               \
+            ck_abort_msg(__VA_ARGS__);                                                             \
+    } while (0)
+
+#define MAXP 8
+
+/* ---------------------------------------------------------------- arguments */
+
+/* every rank's arguments and the arrays they point to */
+typedef struct {
+    int p;
+    sched_args_t a[MAXP];
+    size_t sc[MAXP][MAXP], sd[MAXP][MAXP], rc[MAXP][MAXP], rd[MAXP][MAXP];
+} call_t;
+
+static void call_init(call_t *k, ucoll_coll_t coll, int p, size_t c, int root, int comm)
+{
+    memset(k, 0, sizeof(*k));
+    k->p = p;
+    for (int r = 0; r < p; r++) {
+        sched_args_t *a = &k->a[r];
+        a->rank = r;
+        a->size = p;
+        a->root = root;
+        a->count = c;
+        a->elem_size = 1;
+        a->commutative = comm;
+        for (int i = 0; i < p; i++) {
+            k->sc[r][i] = k->rc[r][i] = c;
+            k->sd[r][i] = k->rd[r][i] = (size_t)i * c;
+        }
+        const int v = coll == UCOLL_COLL_ALLGATHERV || coll == UCOLL_COLL_REDUCE_SCATTER ||
+                      coll == UCOLL_COLL_ALLTOALLV || (coll == UCOLL_COLL_GATHERV && r == root) ||
+                      (coll == UCOLL_COLL_SCATTERV && r == root);
+        if (v) {
+            a->send_counts = k->sc[r];
+            a->send_displs = k->sd[r];
+            a->recv_counts = k->rc[r];
+            a->recv_displs = k->rd[r];
+        }
+    }
+}
+
+/* irregular blocks: block i -> j has (i + 2j) % 3 elements (some empty); every rank lays its
+ * blocks out in reverse order with a gap of 2 before each (elements there stay untouched) */
+static void call_irregular(call_t *k, ucoll_coll_t coll, int p, int root, int comm)
+{
+    call_init(k, coll, p, 0, root, comm);
+    for (int r = 0; r < p; r++) {
+        size_t off = 2;
+        for (int i = p - 1; i >= 0; i--) {
+            k->rc[r][i] = (size_t)((i + 2 * r) % 3); /* from i to r */
+            k->rd[r][i] = off;
+            off += k->rc[r][i] + 2;
+        }
+        off = 2;
+        for (int j = p - 1; j >= 0; j--) {
+            k->sc[r][j] = (size_t)((r + 2 * j) % 3); /* from r to j */
+            k->sd[r][j] = off;
+            off += k->sc[r][j] + 2;
+        }
+    }
+    for (int r = 0; r < p; r++) {
+        sched_args_t *a = &k->a[r];
+        switch (coll) {
+        case UCOLL_COLL_ALLGATHERV: /* rank i sends rc[*][i] = its own count to everyone */
+        case UCOLL_COLL_GATHERV:
+            a->count = (size_t)(r % 3) + 1;
+            for (int j = 0; j < p; j++)
+                for (int i = 0; i < p; i++)
+                    k->rc[j][i] = (size_t)(i % 3) + 1;
+            break;
+        case UCOLL_COLL_SCATTERV:
+            a->count = (size_t)(root + 2 * r) % 3; /* the root's sc[root][r] */
+            break;
+        case UCOLL_COLL_REDUCE_SCATTER: /* the same counts everywhere, back to back */
+            for (int i = 0; i < p; i++)
+                k->rc[r][i] = (size_t)(i % 3);
+            break;
+        default:
+            break;
+        }
+    }
+    /* allgatherv / gatherv: displacements again, for the counts just set */
+    if (coll == UCOLL_COLL_ALLGATHERV || coll == UCOLL_COLL_GATHERV)
+        for (int r = 0; r < p; r++) {
+            size_t off = 2;
+            for (int i = p - 1; i >= 0; i--) {
+                k->rd[r][i] = off;
+                off += k->rc[r][i] + 2;
+            }
+        }
+}
+
+/* ---------------------------------------------------------------- reference schedules */
+
+/* where rank r's block from i / for j lies, per collective */
+static sched_region_t out_block(const call_t *k, ucoll_coll_t coll, int r, int i)
+{
+    const sched_args_t *a = &k->a[r];
+    switch (coll) {
+    case UCOLL_COLL_ALLGATHERV:
+    case UCOLL_COLL_GATHERV:
+    case UCOLL_COLL_ALLTOALLV:
+        return sched_region(SCHED_BUF_OUT, a->recv_displs[i], a->recv_counts[i]);
+    case UCOLL_COLL_SCATTER:
+    case UCOLL_COLL_SCATTERV:
+        return sched_region(SCHED_BUF_OUT, 0, a->count);
+    default:
+        return sched_region(SCHED_BUF_OUT, (size_t)i * a->count, a->count);
+    }
+}
+
+static sched_region_t in_block(const call_t *k, ucoll_coll_t coll, int r, int j)
+{
+    const sched_args_t *a = &k->a[r];
+    switch (coll) {
+    case UCOLL_COLL_ALLTOALLV:
+    case UCOLL_COLL_SCATTERV:
+        return sched_region(SCHED_BUF_IN, a->send_displs[j], a->send_counts[j]);
+    case UCOLL_COLL_ALLTOALL:
+    case UCOLL_COLL_SCATTER:
+        return sched_region(SCHED_BUF_IN, (size_t)j * a->count, a->count);
+    default:
+        return sched_region(SCHED_BUF_IN, 0, a->count);
+    }
+}
+
+/* the (+) blocks of a reduce-scatter: block j of IN */
+static sched_region_t rs_block(const call_t *k, ucoll_coll_t coll, int r, int j, int buf)
+{
+    const sched_args_t *a = &k->a[r];
+    if (coll == UCOLL_COLL_REDUCE_SCATTER_BLOCK)
+        return sched_region(buf, (size_t)j * a->count, a->count);
+    size_t first = 0;
+    for (int i = 0; i < j; i++)
+        first += a->recv_counts[i];
+    return sched_region(buf, first, a->recv_counts[j]);
+}
+
+/*
+ * Every block straight to its destination. Data collectives: round k (1..p-1) rank r sends to
+ * r + k and receives from r - k (gather / scatter: only the root's partner of that round).
+ * Reduce-scatter: block j travels the chain 0 -> 1 -> ... -> p-1, each rank adding its own
+ * block on the right (in order), then p-1 hands it to j; rounds j*p .. j*p + p - 1.
+ */
+static void ref_scheds(sched_t *s, const call_t *k, ucoll_coll_t coll)
+{
+    const int p = k->p, root = k->a[0].root;
+    for (int r = 0; r < p; r++)
+        sched_init(&s[r]);
+    if (coll == UCOLL_COLL_REDUCE_SCATTER_BLOCK || coll == UCOLL_COLL_REDUCE_SCATTER) {
+        for (int j = 0; j < p; j++) {
+            const uint32_t r0 = (uint32_t)(j * p);
+            for (int r = 0; r < p; r++) {
+                const sched_region_t acc = rs_block(k, coll, r, j, SCHED_BUF_ACC);
+                const sched_region_t tmp = rs_block(k, coll, r, j, SCHED_BUF_TMP);
+                sched_copy(&s[r], rs_block(k, coll, r, j, SCHED_BUF_IN), acc);
+                if (r > 0) {
+                    sched_recv(&s[r], r0 + (uint32_t)r - 1, r - 1, tmp);
+                    sched_reduce(&s[r], tmp, acc);
+                }
+                if (r < p - 1)
+                    sched_send(&s[r], r0 + (uint32_t)r, r + 1, acc);
+                else if (j != p - 1)
+                    sched_send(&s[r], r0 + (uint32_t)p - 1, j, acc);
+                if (r == j && j != p - 1)
+                    sched_recv(&s[r], r0 + (uint32_t)p - 1, p - 1,
+                               sched_region(SCHED_BUF_OUT, 0, acc.count));
+                if (r == j && j == p - 1)
+                    sched_copy(&s[r], acc, sched_region(SCHED_BUF_OUT, 0, acc.count));
+            }
+        }
+        return;
+    }
+    const int rooted = coll == UCOLL_COLL_GATHER || coll == UCOLL_COLL_GATHERV ||
+                       coll == UCOLL_COLL_SCATTER || coll == UCOLL_COLL_SCATTERV;
+    const int gathers = coll == UCOLL_COLL_GATHER || coll == UCOLL_COLL_GATHERV;
+    const int scatters = coll == UCOLL_COLL_SCATTER || coll == UCOLL_COLL_SCATTERV;
+    for (int r = 0; r < p; r++) {
+        if (!scatters && (!gathers || r == root))
+            sched_copy(&s[r], in_block(k, coll, r, r), out_block(k, coll, r, r));
+        for (int d = 1; d < p; d++) {
+            const uint32_t round = (uint32_t)d - 1;
+            const int to = (r + d) % p, from = (r - d + p) % p;
+            if (!rooted) {
+                sched_xchg(&s[r], round, to, in_block(k, coll, r, to), from,
+                           out_block(k, coll, r, from));
+            } else if (gathers) {
+                if (r == root)
+                    sched_recv(&s[r], round, from, out_block(k, coll, r, from));
+                else if (to == root)
+                    sched_send(&s[r], round, to, in_block(k, coll, r, to));
+            } else if (scatters) {
+                if (r == root)
+                    sched_send(&s[r], round, to, in_block(k, coll, r, to));
+                else if (from == root)
+                    sched_recv(&s[r], round, from, out_block(k, coll, r, from));
+            }
+        }
+        if (scatters && r == root)
+            sched_copy(&s[r], in_block(k, coll, r, r), out_block(k, coll, r, r));
+    }
+}
+
+static void free_scheds(sched_t *s, int p)
+{
+    for (int r = 0; r < p; r++)
+        sched_destroy(&s[r]);
+}
+
+static const ucoll_coll_t block_colls[] = {
+    UCOLL_COLL_ALLGATHER,      UCOLL_COLL_ALLGATHERV, UCOLL_COLL_REDUCE_SCATTER_BLOCK,
+    UCOLL_COLL_REDUCE_SCATTER, UCOLL_COLL_ALLTOALL,   UCOLL_COLL_ALLTOALLV,
+    UCOLL_COLL_GATHER,         UCOLL_COLL_GATHERV,    UCOLL_COLL_SCATTER,
+    UCOLL_COLL_SCATTERV};
+#define NBLOCK_COLLS (sizeof(block_colls) / sizeof(block_colls[0]))
+
+static void run_ok(sched_t *s, const call_t *k, ucoll_coll_t coll, const char *what)
+{
+    symbolic_result_t res;
+    const int rc = symbolic_run_scheds_args(s, coll, k->p, k->a, &res);
+    REQUIRE(rc == 0 && res.ok, "%s p=%d (%s): %s", alg_coll_name(coll), k->p, what, res.error);
+    symbolic_result_free(&res);
+}
+
+static void run_error(sched_t *s, const call_t *k, ucoll_coll_t coll, const char *want)
+{
+    symbolic_result_t res;
+    const int rc = symbolic_run_scheds_args(s, coll, k->p, k->a, &res);
+    REQUIRE(rc == 0, "%s p=%d: the run failed: %s", alg_coll_name(coll), k->p, res.error);
+    REQUIRE(!res.ok, "%s p=%d: a broken schedule passed (expected '%s')", alg_coll_name(coll), k->p,
+            want);
+    REQUIRE(strstr(res.error, want) != NULL, "%s p=%d: error '%s' does not mention '%s'",
+            alg_coll_name(coll), k->p, res.error, want);
+    symbolic_result_free(&res);
+}
+
+static void run_bad_args(sched_t *s, const call_t *k, ucoll_coll_t coll, const char *want)
+{
+    symbolic_result_t res;
+    const int rc = symbolic_run_scheds_args(s, coll, k->p, k->a, &res);
+    REQUIRE(rc == -1, "%s p=%d: arguments no call may pass were accepted", alg_coll_name(coll),
+            k->p);
+    REQUIRE(strstr(res.error, want) != NULL, "%s p=%d: error '%s' does not mention '%s'",
+            alg_coll_name(coll), k->p, res.error, want);
+    symbolic_result_free(&res);
+}
+
+/* ---------------------------------------------------------------- the verdicts */
+
+START_TEST(test_reference_schedules_pass)
+{
+    sched_t s[MAXP];
+    call_t k;
+    for (size_t ci = 0; ci < NBLOCK_COLLS; ci++) {
+        const ucoll_coll_t coll = block_colls[ci];
+        for (int p = 1; p <= MAXP; p++)
+            for (int root = 0; root < p; root += (p > 3 ? p - 1 : 1)) {
+                for (size_t c = 0; c <= 3; c++) {
+                    call_init(&k, coll, p, c, root, 0);
+                    ref_scheds(s, &k, coll);
+                    run_ok(s, &k, coll, "equal blocks");
+                    free_scheds(s, p);
+                }
+                call_irregular(&k, coll, p, root, 0);
+                ref_scheds(s, &k, coll);
+                run_ok(s, &k, coll, "irregular blocks");
+                free_scheds(s, p);
+            }
+    }
+}
+END_TEST
+
+/* the entries without per-rank arguments give the v forms equal blocks, block i at i*c */
+START_TEST(test_equal_blocks_entry)
+{
+    sched_t s[MAXP];
+    call_t k;
+    for (size_t ci = 0; ci < NBLOCK_COLLS; ci++) {
+        const ucoll_coll_t coll = block_colls[ci];
+        call_init(&k, coll, 5, 3, 2, 0);
+        ref_scheds(s, &k, coll);
+        symbolic_result_t res;
+        const int rc = symbolic_run_scheds(s, coll, 5, 3, 1, 2, 0, &res);
+        REQUIRE(rc == 0 && res.ok, "%s: %s", alg_coll_name(coll), res.error);
+        /* the reference sends every block once: 5 * 4 blocks of 3 bytes (reduce-scatter: the
+         * chain of 4 hops per block, and 4 of the 5 results handed on) */
+        const uint64_t want =
+            (coll == UCOLL_COLL_REDUCE_SCATTER_BLOCK || coll == UCOLL_COLL_REDUCE_SCATTER)
+                ? (5 * 4 + 4) * 3
+            : (coll == UCOLL_COLL_ALLGATHER || coll == UCOLL_COLL_ALLGATHERV ||
+               coll == UCOLL_COLL_ALLTOALL || coll == UCOLL_COLL_ALLTOALLV)
+                ? 5 * 4 * 3
+                : 4 * 3;
+        REQUIRE(res.total_bytes == want, "%s: %llu bytes sent, expected %llu", alg_coll_name(coll),
+                (unsigned long long)res.total_bytes, (unsigned long long)want);
+        symbolic_result_free(&res);
+        free_scheds(s, 5);
+    }
+}
+END_TEST
+
+START_TEST(test_catches_wrong_blocks)
+{
+    sched_t s[MAXP];
+    call_t k;
+    /* allgather: rank 1 puts rank 0's block where rank 2's belongs */
+    call_init(&k, UCOLL_COLL_ALLGATHER, 3, 2, 0, 1);
+    ref_scheds(s, &k, UCOLL_COLL_ALLGATHER);
+    s[1].steps[0].dst.off = 4; /* its own copy into block 2 */
+    run_error(s, &k, UCOLL_COLL_ALLGATHER,
+              "rank 1: OUT[2,4) is untouched; expected element 0 "
+              "of inputs 1..1");
+    free_scheds(s, 3);
+
+    /* alltoall: every block arrives, but rank 0 sends block 0 (its own) to everyone */
+    call_init(&k, UCOLL_COLL_ALLTOALL, 3, 2, 0, 1);
+    ref_scheds(s, &k, UCOLL_COLL_ALLTOALL);
+    for (size_t i = 0; i < s[0].nsteps; i++)
+        if (s[0].steps[i].kind == SCHED_XCHG)
+            s[0].steps[i].send.off = 0;
+    run_error(s, &k, UCOLL_COLL_ALLTOALL,
+              "holds element 0 of 1 inputs spanning ranks 0..0 "
+              "(ordered); expected element 2 of inputs 0..0");
+    free_scheds(s, 3);
+
+    /* alltoallv with gaps: a stray copy into the gap before the first block */
+    call_irregular(&k, UCOLL_COLL_ALLTOALLV, 4, 0, 1);
+    ref_scheds(s, &k, UCOLL_COLL_ALLTOALLV);
+    sched_copy(&s[2], sched_region(SCHED_BUF_IN, 2, 1), sched_region(SCHED_BUF_OUT, 0, 1));
+    run_error(s, &k, UCOLL_COLL_ALLTOALLV,
+              "rank 2: OUT[0,1) holds element 2 of 1 inputs spanning ranks 2..2 (ordered); "
+              "expected it untouched (outside every block)");
+    free_scheds(s, 4);
+
+    /* alltoallv: rank 1 reads its block for rank 3 one element too late */
+    call_irregular(&k, UCOLL_COLL_ALLTOALLV, 4, 0, 1);
+    ref_scheds(s, &k, UCOLL_COLL_ALLTOALLV);
+    REQUIRE(k.sc[1][3] == 1, "the layout changed");
+    for (size_t i = 0; i < s[1].nsteps; i++)
+        if (s[1].steps[i].kind == SCHED_XCHG && s[1].steps[i].send_peer == 3)
+            s[1].steps[i].send.off++;
+    run_error(s, &k, UCOLL_COLL_ALLTOALLV, "rank 3: OUT[");
+    free_scheds(s, 4);
+
+    /* gather: the root puts rank 2's block (its last) over rank 3's */
+    call_init(&k, UCOLL_COLL_GATHER, 4, 1, 1, 1);
+    ref_scheds(s, &k, UCOLL_COLL_GATHER);
+    for (size_t i = 0; i < s[1].nsteps; i++)
+        if (s[1].steps[i].kind == SCHED_XCHG && s[1].steps[i].recv_peer == 2)
+            s[1].steps[i].recv.off = 3; /* over rank 3's, which comes later */
+    run_error(s, &k, UCOLL_COLL_GATHER,
+              "rank 1: OUT[2,3) is untouched; expected element 0 of "
+              "inputs 2..2");
+    free_scheds(s, 4);
+
+    /* scatter: the root keeps block 0 instead of its own block 2 */
+    call_init(&k, UCOLL_COLL_SCATTER, 3, 2, 2, 1);
+    ref_scheds(s, &k, UCOLL_COLL_SCATTER);
+    s[2].steps[s[2].nsteps - 1].src.off = 0;
+    run_error(s, &k, UCOLL_COLL_SCATTER,
+              "rank 2: OUT[0,2) holds element 0 of 1 inputs spanning ranks 2..2 (ordered); "
+              "expected element 4 of inputs 2..2");
+    free_scheds(s, 3);
+}
+END_TEST
+
+START_TEST(test_catches_wrong_reductions)
+{
+    sched_t s[MAXP];
+    call_t k;
+    /* reduce_scatter_block, non-commutative: rank 1 adds its block on the left */
+    call_init(&k, UCOLL_COLL_REDUCE_SCATTER_BLOCK, 3, 2, 0, 0);
+    ref_scheds(s, &k, UCOLL_COLL_REDUCE_SCATTER_BLOCK);
+    for (size_t i = 0; i < s[1].nsteps; i++)
+        if (s[1].steps[i].kind == SCHED_REDUCE) { /* acc <- tmp (+) acc  becomes  tmp <- acc (+)
+                                                     tmp, sent from tmp */
+            sched_region_t t = s[1].steps[i].src;
+            s[1].steps[i].src = s[1].steps[i].dst;
+            s[1].steps[i].dst = t;
+            s[1].steps[i + 1].send = t;
+        }
+    run_error(s, &k, UCOLL_COLL_REDUCE_SCATTER_BLOCK, "inputs 0..2 in order");
+    /* the same schedule is right for a commutative op */
+    for (int r = 0; r < 3; r++)
+        k.a[r].commutative = 1;
+    run_ok(s, &k, UCOLL_COLL_REDUCE_SCATTER_BLOCK, "commutative");
+    free_scheds(s, 3);
+
+    /* reduce_scatter: rank 2 leaves its own block out of the chain */
+    call_irregular(&k, UCOLL_COLL_REDUCE_SCATTER, 4, 0, 1);
+    ref_scheds(s, &k, UCOLL_COLL_REDUCE_SCATTER);
+    for (size_t i = 0; i < s[2].nsteps; i++)
+        if (s[2].steps[i].kind == SCHED_REDUCE && s[2].steps[i].src.count > 0) {
+            s[2].steps[i].kind = SCHED_COPY;
+            break;
+        }
+    run_error(s, &k, UCOLL_COLL_REDUCE_SCATTER, "expected element 0 of inputs 0..3");
+    free_scheds(s, 4);
+
+    /* reduce_scatter: rank 2 hands itself block 1 instead of its own block 2 */
+    call_init(&k, UCOLL_COLL_REDUCE_SCATTER, 3, 2, 0, 1);
+    ref_scheds(s, &k, UCOLL_COLL_REDUCE_SCATTER);
+    for (int r = 0; r < 3; r++)
+        for (size_t i = 0; i < s[r].nsteps; i++) {
+            sched_step_t *st = &s[r].steps[i];
+            if (st->kind == SCHED_COPY && st->dst.buf == SCHED_BUF_OUT)
+                st->src.off = 2;
+        }
+    run_error(s, &k, UCOLL_COLL_REDUCE_SCATTER, "rank 2: OUT[0,2) holds element 2");
+    free_scheds(s, 3);
+}
+END_TEST
+
+START_TEST(test_catches_absent_buffers)
+{
+    sched_t s[MAXP];
+    call_t k;
+    /* gather: a non-root writes the OUT it does not have */
+    call_init(&k, UCOLL_COLL_GATHER, 3, 2, 0, 1);
+    ref_scheds(s, &k, UCOLL_COLL_GATHER);
+    sched_copy(&s[2], sched_region(SCHED_BUF_IN, 0, 2), sched_region(SCHED_BUF_OUT, 0, 2));
+    run_error(s, &k, UCOLL_COLL_GATHER,
+              "rank 2 [OUT[0,2) = IN[0,2)]: destination region names OUT, which does not exist on "
+              "this rank of a gather");
+    free_scheds(s, 3);
+    /* scatterv: a non-root reads the IN it does not have */
+    call_irregular(&k, UCOLL_COLL_SCATTERV, 3, 1, 1);
+    ref_scheds(s, &k, UCOLL_COLL_SCATTERV);
+    sched_copy(&s[0], sched_region(SCHED_BUF_IN, 0, 1), sched_region(SCHED_BUF_TMP, 0, 1));
+    run_error(s, &k, UCOLL_COLL_SCATTERV, "names IN, which does not exist on this rank");
+    free_scheds(s, 3);
+    /* allgather: OUT has p*c elements, not more */
+    call_init(&k, UCOLL_COLL_ALLGATHER, 3, 2, 0, 1);
+    ref_scheds(s, &k, UCOLL_COLL_ALLGATHER);
+    sched_copy(&s[0], sched_region(SCHED_BUF_IN, 0, 2), sched_region(SCHED_BUF_OUT, 5, 2));
+    run_error(s, &k, UCOLL_COLL_ALLGATHER, "lies outside OUT, which has 6 elements");
+    free_scheds(s, 3);
+    /* reduce_scatter_block: IN has p*c elements, OUT c */
+    call_init(&k, UCOLL_COLL_REDUCE_SCATTER_BLOCK, 3, 2, 0, 1);
+    ref_scheds(s, &k, UCOLL_COLL_REDUCE_SCATTER_BLOCK);
+    sched_copy(&s[1], sched_region(SCHED_BUF_IN, 5, 1), sched_region(SCHED_BUF_OUT, 2, 1));
+    run_error(s, &k, UCOLL_COLL_REDUCE_SCATTER_BLOCK, "lies outside OUT, which has 2 elements");
+    free_scheds(s, 3);
+}
+END_TEST
+
+START_TEST(test_rejects_bad_arguments)
+{
+    sched_t s[MAXP];
+    call_t k;
+    /* alltoallv: rank 2 expects one element more from rank 1 than rank 1 sends it */
+    call_irregular(&k, UCOLL_COLL_ALLTOALLV, 4, 0, 1);
+    ref_scheds(s, &k, UCOLL_COLL_ALLTOALLV);
+    k.rc[2][1]++;
+    run_bad_args(s, &k, UCOLL_COLL_ALLTOALLV, "block 1 -> 2");
+    /* overlapping receive blocks */
+    call_irregular(&k, UCOLL_COLL_ALLTOALLV, 4, 0, 1);
+    k.rd[3][2] = k.rd[3][1];
+    REQUIRE(k.rc[3][1] > 0 && k.rc[3][2] > 0, "the layout changed");
+    run_bad_args(s, &k, UCOLL_COLL_ALLTOALLV, "rank 3: two blocks of OUT overlap");
+    /* missing arrays */
+    call_irregular(&k, UCOLL_COLL_ALLTOALLV, 4, 0, 1);
+    k.a[1].send_displs = NULL;
+    run_bad_args(s, &k, UCOLL_COLL_ALLTOALLV, "rank 1 lacks");
+    free_scheds(s, 4);
+    /* reduce_scatter: the counts differ between ranks */
+    call_init(&k, UCOLL_COLL_REDUCE_SCATTER, 3, 2, 0, 1);
+    ref_scheds(s, &k, UCOLL_COLL_REDUCE_SCATTER);
+    k.rc[1][2] = 1;
+    run_bad_args(s, &k, UCOLL_COLL_REDUCE_SCATTER, "block 2 -> 1");
+    /* allgather: the ranks' counts differ */
+    call_init(&k, UCOLL_COLL_ALLGATHER, 3, 2, 0, 1);
+    k.a[2].count = 1;
+    run_bad_args(s, &k, UCOLL_COLL_ALLGATHER, "rank 2 has count 1");
+    /* roots that differ, ranks out of place */
+    call_init(&k, UCOLL_COLL_GATHER, 3, 2, 0, 1);
+    k.a[1].root = 1;
+    run_bad_args(s, &k, UCOLL_COLL_GATHER, "rank 1's root");
+    call_init(&k, UCOLL_COLL_GATHER, 3, 2, 0, 1);
+    k.a[1].rank = 2;
+    run_bad_args(s, &k, UCOLL_COLL_GATHER, "args[1] is rank 2 of 3");
+    /* gatherv: the root's count for rank 1 is not rank 1's count */
+    call_irregular(&k, UCOLL_COLL_GATHERV, 3, 0, 1);
+    k.a[1].count++;
+    run_bad_args(s, &k, UCOLL_COLL_GATHERV, "block 1 -> 0");
+    free_scheds(s, 3);
+}
+END_TEST
+
+static Suite *blocks_suite(void)
+{
+    Suite *su = suite_create("blocks");
+    TCase *tc = tcase_create("verdicts");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_reference_schedules_pass);
+    tcase_add_test(tc, test_equal_blocks_entry);
+    tcase_add_test(tc, test_catches_wrong_blocks);
+    tcase_add_test(tc, test_catches_wrong_reductions);
+    tcase_add_test(tc, test_catches_absent_buffers);
+    tcase_add_test(tc, test_rejects_bad_arguments);
+    suite_add_tcase(su, tc);
+    return su;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(blocks_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    const int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
