@@ -5,6 +5,11 @@
  * First the symbolic executor's verdicts: schedules written here, independently of the
  * library's builders (every block sent straight to its destination, one round per peer), must
  * pass with equal and with irregular counts, and each broken variant must fail with the reason.
+ * Then every registered block algorithm against the figures of algorithms.md 4, recomputed
+ * here from the text, for every p up to 256 (the "long" case; CK_EXCLUDE_TAGS=long runs
+ * p <= 33 only), the closed forms of cost.c against the schedules, the builders on irregular
+ * per-rank counts, auto's choices, and allreduce rs-ag / ring and bcast scatter-allgather
+ * (4.3, 4.6).
  */
 #include "alg/alg.h"
 #include "alg/cost.h"
@@ -855,6 +860,84 @@ START_TEST(test_builders_irregular)
 }
 END_TEST
 
+/*
+ * Allreduce `rs-ag` and `ring`, bcast `scatter-allgather` (algorithms.md 4.3, 4.6): the vector
+ * of m elements in p pieces. Rounds 2 ceil(log2 p) (rs-ag, scatter-allgather) or 2(p - 1)
+ * (ring) for every m; with p | m (pieces of m/p elements) the volume is exactly
+ * 2 (p - 1)/p m, and the reducing ones combine (p - 1) pieces on the busiest process. The
+ * order-preserving ring's non-commutative form: rounds and results.
+ */
+static void sweep_pieces(int pmax)
+{
+    const struct {
+        ucoll_coll_t coll;
+        const char *name;
+    } algs[] = {{UCOLL_COLL_ALLREDUCE, "rs-ag"},
+                {UCOLL_COLL_ALLREDUCE, "ring"},
+                {UCOLL_COLL_BCAST, "scatter-allgather"}};
+    for (size_t a = 0; a < sizeof(algs) / sizeof(algs[0]); a++) {
+        int param = 0;
+        const alg_desc_t *alg = alg_lookup(algs[a].coll, algs[a].name, &param);
+        REQUIRE(alg != NULL, "%s %s is not registered", alg_coll_name(algs[a].coll), algs[a].name);
+        const int ring = strcmp(algs[a].name, "ring") == 0;
+        const int reduces = algs[a].coll == UCOLL_COLL_ALLREDUCE;
+        for (int p = 1; p <= pmax; p++) {
+            const unsigned q = clog2((uint64_t)p);
+            const unsigned rounds = ring ? 2 * (unsigned)(p - 1) : 2 * q;
+            const size_t ms[] = {3 * (size_t)p, 3 * (size_t)p + 1, 1};
+            const int roots[] = {0, p / 2, p - 1};
+            for (size_t mi = 0; mi < 3; mi++)
+                for (int ri = 0; ri < (reduces ? 1 : 3); ri++)
+                    for (int comm = 1; comm >= 0; comm--) {
+                        if (!comm && !(alg->flags & ALG_ORDER_PRESERVING))
+                            continue;
+                        symbolic_result_t res;
+                        const size_t m = ms[mi], elem = 1 + (size_t)(p % 3);
+                        const int rc = symbolic_run_ws(ws, alg, 0, alg->coll, p, m, elem, roots[ri],
+                                                       comm, &res);
+                        REQUIRE(rc == 0 && res.ok, "%s %s p=%d m=%zu root=%d commutative=%d: %s",
+                                alg_coll_name(alg->coll), alg->name, p, m, roots[ri], comm,
+                                res.error);
+                        REQUIRE(res.rounds == rounds, "%s %s p=%d m=%zu: %u rounds, expected %u",
+                                alg_coll_name(alg->coll), alg->name, p, m, res.rounds, rounds);
+                        REQUIRE(cost_rounds_bound(alg, 0, p) >= res.rounds,
+                                "%s %s p=%d: rounds bound below the rounds",
+                                alg_coll_name(alg->coll), alg->name, p);
+                        if (mi == 0 && comm) {
+                            const uint64_t vol = 2 * (uint64_t)(p - 1) * (m / (size_t)p) * elem;
+                            REQUIRE(res.volume_bytes == vol,
+                                    "%s %s p=%d m=%zu: volume %llu bytes, expected 2(p-1)/p m = "
+                                    "%llu",
+                                    alg_coll_name(alg->coll), alg->name, p, m,
+                                    (unsigned long long)res.volume_bytes, (unsigned long long)vol);
+                            uint64_t op_elems = 0;
+                            for (int r = 0; r < p; r++)
+                                if (res.rank_op_elems[r] > op_elems)
+                                    op_elems = res.rank_op_elems[r];
+                            const uint64_t ops = reduces ? (uint64_t)(p - 1) * (m / (size_t)p) : 0;
+                            REQUIRE(op_elems == ops,
+                                    "%s %s p=%d m=%zu: %llu elements combined, expected %llu",
+                                    alg_coll_name(alg->coll), alg->name, p, m,
+                                    (unsigned long long)op_elems, (unsigned long long)ops);
+                        }
+                        symbolic_result_free(&res);
+                    }
+        }
+    }
+}
+
+START_TEST(test_pieces_small)
+{
+    sweep_pieces(33);
+}
+END_TEST
+
+START_TEST(test_pieces_256)
+{
+    sweep_pieces(256);
+}
+END_TEST
+
 /* auto: the registered algorithms that serve p and the op, by rounds * alpha + volume * B *
  * beta + (+) * B * gamma with the figures of 4, ties to the registry's order */
 START_TEST(test_auto_choices)
@@ -919,6 +1002,7 @@ static Suite *blocks_suite(void)
     tcase_set_timeout(fig, 600);
     tcase_add_test(fig, test_every_block_collective_has_one);
     tcase_add_test(fig, test_auto_choices);
+    tcase_add_test(fig, test_pieces_small);
     tcase_add_test(fig, test_sweep_small);
     tcase_add_test(fig, test_builders_irregular);
     suite_add_tcase(su, fig);
@@ -930,6 +1014,7 @@ static Suite *blocks_suite(void)
     tcase_set_tags(sw, "long");
     tcase_set_timeout(sw, 1200);
     tcase_add_test(sw, test_sweep_256);
+    tcase_add_test(sw, test_pieces_256);
     suite_add_tcase(su, sw);
     return su;
 }
