@@ -325,6 +325,159 @@ START_TEST(test_rounds_bound_ring)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- symbolic, every p */
+
+typedef struct {
+    unsigned rounds;
+    uint64_t volume, ops; /* in blocks; ops: (+) on blocks, the most of any process */
+} fig_t;
+
+/* algorithms.md 4.1-4.2 for p ranks; -1 where the builder must refuse p */
+static int expect(ucoll_coll_t coll, const char *name, int p, int comm, fig_t *e)
+{
+    const unsigned q = sched_ceil_log2((uint64_t)p);
+    const int pow2 = (p & (p - 1)) == 0;
+    const int reduces =
+        coll == UCOLL_COLL_REDUCE_SCATTER_BLOCK || coll == UCOLL_COLL_REDUCE_SCATTER;
+    e->volume = (uint64_t)(p - 1);
+    e->ops = reduces ? (uint64_t)(p - 1) : 0;
+    if (strcmp(name, "ring") == 0) {
+        e->rounds = (unsigned)(p - 1);
+        if (reduces && !comm && p >= 2) { /* two-part messages after the first round */
+            e->volume = 2 * (uint64_t)p - 3;
+            e->ops = p >= 3 ? (uint64_t)p : 1;
+        }
+        return 0;
+    }
+    if (strcmp(name, "recursive-doubling") == 0 || strcmp(name, "recursive-halving") == 0) {
+        e->rounds = q;
+        return pow2 ? 0 : -1;
+    }
+    e->rounds = q; /* bruck */
+    return 0;
+}
+
+static void sweep_one(const alg_desc_t *alg, int p, size_t c, int comm)
+{
+    const char *cn = alg_coll_name(alg->coll);
+    const size_t elem = 1 + (size_t)(p % 5);
+    fig_t e;
+    const int valid = expect(alg->coll, alg->name, p, comm, &e) == 0;
+    symbolic_result_t res;
+    const int rc = symbolic_run(alg, 0, alg->coll, p, c, elem, 0, comm, &res);
+    if (!valid) {
+        REQUIRE(rc == -1, "%s %s p=%d: built for a p it does not support", cn, alg->name, p);
+        symbolic_result_free(&res);
+        return;
+    }
+    REQUIRE(rc == 0 && res.ok, "%s %s p=%d c=%zu comm=%d: %s", cn, alg->name, p, c, comm,
+            res.error);
+    uint64_t op_elems = 0;
+    for (int r = 0; r < p; r++)
+        op_elems = res.rank_op_elems[r] > op_elems ? res.rank_op_elems[r] : op_elems;
+    REQUIRE(res.rounds == e.rounds, "%s %s p=%d c=%zu comm=%d: %u rounds, expected %u", cn,
+            alg->name, p, c, comm, res.rounds, e.rounds);
+    REQUIRE(res.volume_bytes == e.volume * c * elem,
+            "%s %s p=%d c=%zu comm=%d: volume %llu bytes, expected %llu blocks", cn, alg->name, p,
+            c, comm, (unsigned long long)res.volume_bytes, (unsigned long long)e.volume);
+    REQUIRE(op_elems == e.ops * c,
+            "%s %s p=%d c=%zu comm=%d: (+) on %llu elements, expected %llu blocks", cn, alg->name,
+            p, c, comm, (unsigned long long)op_elems, (unsigned long long)e.ops);
+    REQUIRE(cost_rounds_bound(alg, 0, p) >= res.rounds, "%s %s p=%d: rounds bound %u < %u", cn,
+            alg->name, p, cost_rounds_bound(alg, 0, p), res.rounds);
+    symbolic_result_free(&res);
+}
+
+START_TEST(test_sweep_figures)
+{
+    const ucoll_coll_t colls[4] = {UCOLL_COLL_ALLGATHER, UCOLL_COLL_ALLGATHERV,
+                                   UCOLL_COLL_REDUCE_SCATTER_BLOCK, UCOLL_COLL_REDUCE_SCATTER};
+    const int big[] = {65, 100, 127, 128, 129, 200, 255, 256};
+    const size_t counts[3] = {0, 1, 3};
+    for (int ci = 0; ci < 4; ci++) {
+        size_t n;
+        const alg_desc_t *algs = alg_list(colls[ci], &n);
+        REQUIRE(n > 0, "%s has no algorithm", alg_coll_name(colls[ci]));
+        for (size_t i = 0; i < n; i++)
+            for (int pi = 0; pi < 64 + (int)(sizeof(big) / sizeof(big[0])); pi++) {
+                const int p = pi < 64 ? pi + 1 : big[pi - 64];
+                for (int comm = 1; comm >= 0; comm--) {
+                    if (!comm && !(algs[i].flags & ALG_ORDER_PRESERVING)) {
+                        /* the flag is needed: the verdict rejects the unordered result */
+                        symbolic_result_t res;
+                        const int rc = symbolic_run(&algs[i], 0, colls[ci], p, 2, 4, 0, 0, &res);
+                        REQUIRE(p < 3 || (rc == 0 && !res.ok),
+                                "%s %s p=%d: ordered without the flag", alg_coll_name(colls[ci]),
+                                algs[i].name, p);
+                        symbolic_result_free(&res);
+                        continue;
+                    }
+                    for (int k = 0; k < 3; k++)
+                        sweep_one(&algs[i], p, counts[k], comm);
+                }
+            }
+    }
+}
+END_TEST
+
+/* the v forms with irregular counts (zeros included) and gaps between OUT blocks */
+START_TEST(test_v_forms_irregular)
+{
+    const char *ag[2] = {"ring", "bruck"}, *rs[3] = {"ring", "recursive-halving", "bruck"};
+    for (int p = 1; p <= 17; p++) {
+        sched_args_t *args = calloc((size_t)p, sizeof(sched_args_t));
+        size_t *cnt = calloc((size_t)p, sizeof(size_t)), *dsp = calloc((size_t)p, sizeof(size_t));
+        REQUIRE(args && cnt && dsp, "no memory");
+        size_t end = 0;
+        for (int j = 0; j < p; j++) {
+            cnt[j] = (size_t)((j * 7 + 3) % 5); /* 3 0 2 4 1 3 0 ... */
+            dsp[j] = end + 1 + (size_t)(j % 2);
+            end = dsp[j] + cnt[j];
+        }
+        for (int comm = 1; comm >= 0; comm--) {
+            for (int r = 0; r < p; r++) {
+                memset(&args[r], 0, sizeof(args[r]));
+                args[r].rank = r;
+                args[r].size = p;
+                args[r].elem_size = 2;
+                args[r].commutative = comm;
+                args[r].recv_counts = cnt;
+                args[r].recv_displs = dsp;
+            }
+            for (int i = 0; i < 2; i++) {
+                const alg_desc_t *alg = alg_of(UCOLL_COLL_ALLGATHERV, ag[i]);
+                for (int r = 0; r < p; r++)
+                    args[r].count = cnt[r];
+                symbolic_result_t res;
+                const int rc = symbolic_run_args(alg, UCOLL_COLL_ALLGATHERV, p, args, &res);
+                REQUIRE(rc == 0 && res.ok, "allgatherv %s p=%d: %s", ag[i], p, res.error);
+                symbolic_result_free(&res);
+            }
+            for (int i = 0; i < 3; i++) {
+                const alg_desc_t *alg = alg_of(UCOLL_COLL_REDUCE_SCATTER, rs[i]);
+                if ((!comm && !(alg->flags & ALG_ORDER_PRESERVING)) ||
+                    ((alg->flags & ALG_POWER_OF_TWO) && (p & (p - 1)) != 0))
+                    continue;
+                for (int r = 0; r < p; r++) {
+                    args[r].count = cnt[r];
+                    args[r].recv_displs = NULL;
+                }
+                symbolic_result_t res;
+                const int rc = symbolic_run_args(alg, UCOLL_COLL_REDUCE_SCATTER, p, args, &res);
+                REQUIRE(rc == 0 && res.ok, "reduce_scatter %s p=%d comm=%d: %s", rs[i], p, comm,
+                        res.error);
+                symbolic_result_free(&res);
+                for (int r = 0; r < p; r++)
+                    args[r].recv_displs = dsp;
+            }
+        }
+        free(args);
+        free(cnt);
+        free(dsp);
+    }
+}
+END_TEST
+
 static Suite *blocks_suite(void)
 {
     Suite *su = suite_create("blocks_ag");
@@ -339,6 +492,8 @@ static Suite *blocks_suite(void)
     tcase_add_test(tc, test_allreduce_rs_ag_and_ring);
     tcase_add_test(tc, test_bcast_scatter_allgather);
     tcase_add_test(tc, test_rounds_bound_ring);
+    tcase_add_test(tc, test_sweep_figures);
+    tcase_add_test(tc, test_v_forms_irregular);
     suite_add_tcase(su, tc);
     return su;
 }
