@@ -366,14 +366,19 @@ run_job "demo: record_offsets np=4" 4 120 "" examples/record_offsets "$LOGDIR/re
 # block_test: allgather(v), reduce_scatter(_block), alltoall(v), gather(v), scatter(v), every
 # algorithm of `ucoll_info -a` (auto included), in place or not, blocking / nonblocking /
 # persistent, against references each rank computes; counts 0, 1, p-1, 1000 and one element
-# above UCOLL_SEGMENT_SIZE. At 16 and 17 ranks a third of the cases, with 8 KiB segments.
+# above UCOLL_SEGMENT_SIZE (the default up to 5 ranks, 32 KiB from 6: at 9 ranks the default's
+# blocks took 112 s under load, 32 KiB's 19 s). At 16 and 17 ranks a third of the cases, with
+# 8 KiB segments.
 section "block collectives"
 BLOCK_NPS="2 3 4 5 6 7 8 9"
 [ "$quick" = 1 ] && BLOCK_NPS="2 3 4"
 run_job "block_test np=1 (no launcher)" none 300 "" tests/mp/block_test "${BLOCK_ALGS[@]}" \
     --expect-size 1
 for np in $BLOCK_NPS; do
-    run_job "block_test np=$np" "$np" 600 "" tests/mp/block_test "${BLOCK_ALGS[@]}" --expect-size "$np"
+    seg_env=""
+    [ "$np" -ge 6 ] && seg_env="UCOLL_SEGMENT_SIZE=32768"
+    run_job "block_test np=$np${seg_env:+ $seg_env}" "$np" 600 "$seg_env" tests/mp/block_test \
+        "${BLOCK_ALGS[@]}" --expect-size "$np"
 done
 # UCOLL_CHECK=1: matching calls of every block collective compared first, results unchanged
 run_job "block_test np=3 UCOLL_CHECK=1" 3 600 "UCOLL_CHECK=1" tests/mp/block_test \
