@@ -53,7 +53,8 @@ static const alg_desc_t allreduce_algs[] = {
      "Bruck reduce-scatter + Bruck allgather on p blocks: 2q rounds, 2(p-1)/p m bytes, "
      "commutative"},
     {UCOLL_COLL_ALLREDUCE, "ring", allreduce_ring_build, 0, ALG_ORDER_PRESERVING,
-     "ring reduce-scatter + ring allgather on p blocks: 2(p-1) rounds, 2(p-1)/p m bytes"},
+     "ring reduce-scatter + ring allgather on p blocks: 2(p-1) rounds, 2(p-1)/p m bytes "
+     "(non-commutative: (3p-4)/p m)"},
 };
 
 static const alg_desc_t bcast_algs[] = {

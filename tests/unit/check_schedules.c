@@ -217,9 +217,9 @@ static int expected(ucoll_coll_t coll, const char *name, int param, int p, int r
     return -1;
 }
 
-/* algorithms whose figures (half-vector volumes) tests/unit/check_rhrd.c asserts; here they
- * are checked for correctness only */
-/* rhrd: check_rhrd.c; the block-based allreduce and bcast: check_blocks.c */
+/* algorithms whose figures other tests assert (rhrd's half-vector volumes: check_rhrd.c; the
+ * block-based allreduce and bcast: check_blocks.c, check_blocks_ag.c); here they are checked
+ * for correctness only */
 static int figures_elsewhere(ucoll_coll_t coll, const char *name)
 {
     if (coll == UCOLL_COLL_ALLREDUCE && (strcmp(name, "rs-ag") == 0 || strcmp(name, "ring") == 0))
