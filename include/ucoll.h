@@ -350,8 +350,8 @@ ucoll_status_t ucoll_bcast_init(ucoll_comm_t *comm, void *buf, size_t count, uco
  */
 
 /* recvbuf holds size*count elements, rank r's block at r*count; IN_PLACE: own block in place */
-ucoll_status_t ucoll_allgather(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf,
-                               size_t count, ucoll_dtype_t dtype);
+ucoll_status_t ucoll_allgather(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count,
+                               ucoll_dtype_t dtype);
 /* rank r's sendcount (== recvcounts[r]) elements land at displs[r] of every recvbuf;
  * IN_PLACE: own block already at displs[rank] */
 ucoll_status_t ucoll_allgatherv(ucoll_comm_t *comm, const void *sendbuf, size_t sendcount,
@@ -367,8 +367,8 @@ ucoll_status_t ucoll_reduce_scatter(ucoll_comm_t *comm, const void *sendbuf, voi
                                     const size_t *recvcounts, ucoll_dtype_t dtype, ucoll_op_t op);
 /* block j of rank i's sendbuf ends as block i of rank j's recvbuf (size*count elements each);
  * IN_PLACE: recvbuf is the input too */
-ucoll_status_t ucoll_alltoall(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf,
-                              size_t count, ucoll_dtype_t dtype);
+ucoll_status_t ucoll_alltoall(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count,
+                              ucoll_dtype_t dtype);
 /* sendcounts[j] elements at sdispls[j] go to rank j, recvcounts[i] from rank i land at
  * rdispls[i]; IN_PLACE: sendcounts and sdispls are ignored, recvbuf is the input, laid out by
  * recvcounts and rdispls */
@@ -403,8 +403,8 @@ ucoll_status_t ucoll_ireduce_scatter_block(ucoll_comm_t *comm, const void *sendb
 ucoll_status_t ucoll_ireduce_scatter(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf,
                                      const size_t *recvcounts, ucoll_dtype_t dtype, ucoll_op_t op,
                                      ucoll_request_t **req);
-ucoll_status_t ucoll_ialltoall(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf,
-                               size_t count, ucoll_dtype_t dtype, ucoll_request_t **req);
+ucoll_status_t ucoll_ialltoall(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count,
+                               ucoll_dtype_t dtype, ucoll_request_t **req);
 ucoll_status_t ucoll_ialltoallv(ucoll_comm_t *comm, const void *sendbuf, const size_t *sendcounts,
                                 const size_t *sdispls, void *recvbuf, const size_t *recvcounts,
                                 const size_t *rdispls, ucoll_dtype_t dtype, ucoll_request_t **req);
@@ -425,9 +425,8 @@ ucoll_status_t ucoll_allgatherv_init(ucoll_comm_t *comm, const void *sendbuf, si
                                      void *recvbuf, const size_t *recvcounts, const size_t *displs,
                                      ucoll_dtype_t dtype, ucoll_request_t **req);
 ucoll_status_t ucoll_reduce_scatter_block_init(ucoll_comm_t *comm, const void *sendbuf,
-                                               void *recvbuf, size_t recvcount,
-                                               ucoll_dtype_t dtype, ucoll_op_t op,
-                                               ucoll_request_t **req);
+                                               void *recvbuf, size_t recvcount, ucoll_dtype_t dtype,
+                                               ucoll_op_t op, ucoll_request_t **req);
 ucoll_status_t ucoll_reduce_scatter_init(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf,
                                          const size_t *recvcounts, ucoll_dtype_t dtype,
                                          ucoll_op_t op, ucoll_request_t **req);
