@@ -27,6 +27,7 @@
  * Usage: block_test --expect-size N [--colls a,b] [--counts 0,1,p-1,1000,seg+1]
  *        [--alg-list COLL=a,b ...] [--small] [--verbose]
  * --small runs about a third of the cases (every collective and algorithm still with every count).
+ * BLOCK_TEST_PRINTS=N (environment): FAIL lines printed per rank at most (40).
  * Output: FAIL lines; rank 0 ends with "block_test np=N: C checks on rank 0, F failed over all
  * ranks; verdict: PASS|FAIL". Exit status 0 only if no rank failed.
  */
