@@ -155,6 +155,7 @@ static const struct {
     LIST(allreduce_algs),
     LIST(bcast_algs),
     LIST(barrier_algs),
+    /* the block collectives */
     LIST(allgather_algs),
     LIST(allgatherv_algs),
     LIST(reduce_scatter_block_algs),
