@@ -1,5 +1,6 @@
 /*
- * ucoll: collective operations (exclusive scan, scan, reduce, allreduce, bcast, barrier)
+ * ucoll: collective operations (exclusive scan, scan, reduce, allreduce, bcast, barrier, and the
+ * block collectives: allgather(v), reduce_scatter(_block), alltoall(v), gather(v), scatter(v))
  * for programs that are not MPI programs. Bootstraps through PMIx (srun --mpi=pmix, prterun,
  * Open MPI's mpirun; a run without a launcher is a 1-rank job) or through the caller's own
  * out-of-band allgather, and moves data with UCX UCP tagged messages.
@@ -272,7 +273,11 @@ ucoll_status_t ucoll_comm_free(ucoll_comm_t *comm);
 
 /* algorithm choice, collectively and with equal arguments on every rank; "auto" = default.
  * Also read at init from UCOLL_EXSCAN_ALG, UCOLL_SCAN_ALG, UCOLL_REDUCE_ALG,
- * UCOLL_ALLREDUCE_ALG, UCOLL_BCAST_ALG, UCOLL_BARRIER_ALG. Unknown name -> INVALID_ARG. */
+ * UCOLL_ALLREDUCE_ALG, UCOLL_BCAST_ALG, UCOLL_BARRIER_ALG and UCOLL_<NAME>_ALG of each block
+ * collective (UCOLL_ALLGATHER_ALG, UCOLL_REDUCE_SCATTER_BLOCK_ALG, ...). Unknown name ->
+ * INVALID_ARG. An algorithm for powers of two only (recursive-doubling of allgather,
+ * recursive-halving), chosen on a communicator of another size, is replaced there by auto's
+ * choice, as a reordering one is for a non-commutative op. */
 typedef enum {
     UCOLL_COLL_EXSCAN,
     UCOLL_COLL_SCAN,
@@ -335,6 +340,129 @@ ucoll_status_t ucoll_allreduce_init(ucoll_comm_t *comm, const void *sendbuf, voi
                                     ucoll_request_t **req);
 ucoll_status_t ucoll_bcast_init(ucoll_comm_t *comm, void *buf, size_t count, ucoll_dtype_t dtype,
                                 int root, ucoll_request_t **req);
+/* ---------------------------------------------------------------------------------------------
+ * Block collectives. Counts and displacements are in elements of dtype; a displacement is where
+ * a block starts in its buffer. Every rank passes the same count (or, for the v forms, count
+ * arrays that agree with the other ranks' as in MPI), dtype, op and root. UCOLL_IN_PLACE follows
+ * MPI: where it is allowed it is passed as sendbuf (scatter and scatterv: as recvbuf at the
+ * root), and it is UCOLL_ERR_INVALID_ARG anywhere else (at a non-root of gather(v) and
+ * scatter(v), as sendbuf of scatter(v)). Count arrays are read during the call only (ucoll keeps
+ * its own copy): a persistent request keeps the counts it was created with.
+ * UCOLL_ERR_INVALID_ARG also for: a NULL count or displacement array this rank must read (at the
+ * root only for gatherv's receive and scatterv's send arrays), a count or buffer extent
+ * (displacement + count, times the element size; or a sum of counts) beyond SIZE_MAX, a
+ * sendcount that differs from recvcounts[rank] where both describe this rank's own block
+ * (allgatherv, gatherv at the root, scatterv at the root, alltoallv's block to itself), and a
+ * send buffer overlapping the receive buffer (each spanning its extent) other than through
+ * UCOLL_IN_PLACE.
+ * Under UCOLL_CHECK the ranks compare the count (fixed-size forms) or a hash of recvcounts
+ * (allgatherv, reduce_scatter); the per-rank counts of gatherv, scatterv and alltoallv are not
+ * compared. Algorithm names: `ucoll_info -a`; auto decides from the size of one block (of the
+ * average block for allgatherv and reduce_scatter; gatherv, scatterv and alltoallv, whose counts
+ * no rank knows in full, from the communicator size alone).
+ */
+
+/* recvbuf holds size*count elements, rank r's block at r*count; IN_PLACE: own block in place */
+ucoll_status_t ucoll_allgather(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count,
+                               ucoll_dtype_t dtype);
+/* rank r's sendcount (== recvcounts[r]) elements land at displs[r] of every recvbuf;
+ * IN_PLACE: own block already at displs[rank] */
+ucoll_status_t ucoll_allgatherv(ucoll_comm_t *comm, const void *sendbuf, size_t sendcount,
+                                void *recvbuf, const size_t *recvcounts, const size_t *displs,
+                                ucoll_dtype_t dtype);
+/* sendbuf holds size*recvcount elements; rank r gets the reduction of block r;
+ * IN_PLACE: the input is recvbuf (size*recvcount elements), the result its first block */
+ucoll_status_t ucoll_reduce_scatter_block(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf,
+                                          size_t recvcount, ucoll_dtype_t dtype, ucoll_op_t op);
+/* sendbuf holds the blocks back to back, block j recvcounts[j] elements; rank r gets the
+ * reduction of block r; IN_PLACE: the input is recvbuf, the result at its start */
+ucoll_status_t ucoll_reduce_scatter(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf,
+                                    const size_t *recvcounts, ucoll_dtype_t dtype, ucoll_op_t op);
+/* block j of rank i's sendbuf ends as block i of rank j's recvbuf (size*count elements each);
+ * IN_PLACE: recvbuf is the input too */
+ucoll_status_t ucoll_alltoall(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count,
+                              ucoll_dtype_t dtype);
+/* sendcounts[j] elements at sdispls[j] go to rank j, recvcounts[i] from rank i land at
+ * rdispls[i]; IN_PLACE: sendcounts and sdispls are ignored, recvbuf is the input, laid out by
+ * recvcounts and rdispls */
+ucoll_status_t ucoll_alltoallv(ucoll_comm_t *comm, const void *sendbuf, const size_t *sendcounts,
+                               const size_t *sdispls, void *recvbuf, const size_t *recvcounts,
+                               const size_t *rdispls, ucoll_dtype_t dtype);
+/* the root's recvbuf (size*count elements; ignored elsewhere) gets rank r's block at r*count;
+ * IN_PLACE (root only): the root's own block already in place */
+ucoll_status_t ucoll_gather(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count,
+                            ucoll_dtype_t dtype, int root);
+/* recvbuf, recvcounts and displs significant at the root only */
+ucoll_status_t ucoll_gatherv(ucoll_comm_t *comm, const void *sendbuf, size_t sendcount,
+                             void *recvbuf, const size_t *recvcounts, const size_t *displs,
+                             ucoll_dtype_t dtype, int root);
+/* the root's sendbuf (size*count elements; ignored elsewhere): block r goes to rank r's recvbuf;
+ * recvbuf IN_PLACE (root only): the root's own block stays where it is in sendbuf */
+ucoll_status_t ucoll_scatter(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count,
+                             ucoll_dtype_t dtype, int root);
+/* sendbuf, sendcounts and displs significant at the root only */
+ucoll_status_t ucoll_scatterv(ucoll_comm_t *comm, const void *sendbuf, const size_t *sendcounts,
+                              const size_t *displs, void *recvbuf, size_t recvcount,
+                              ucoll_dtype_t dtype, int root);
+
+ucoll_status_t ucoll_iallgather(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf,
+                                size_t count, ucoll_dtype_t dtype, ucoll_request_t **req);
+ucoll_status_t ucoll_iallgatherv(ucoll_comm_t *comm, const void *sendbuf, size_t sendcount,
+                                 void *recvbuf, const size_t *recvcounts, const size_t *displs,
+                                 ucoll_dtype_t dtype, ucoll_request_t **req);
+ucoll_status_t ucoll_ireduce_scatter_block(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf,
+                                           size_t recvcount, ucoll_dtype_t dtype, ucoll_op_t op,
+                                           ucoll_request_t **req);
+ucoll_status_t ucoll_ireduce_scatter(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf,
+                                     const size_t *recvcounts, ucoll_dtype_t dtype, ucoll_op_t op,
+                                     ucoll_request_t **req);
+ucoll_status_t ucoll_ialltoall(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count,
+                               ucoll_dtype_t dtype, ucoll_request_t **req);
+ucoll_status_t ucoll_ialltoallv(ucoll_comm_t *comm, const void *sendbuf, const size_t *sendcounts,
+                                const size_t *sdispls, void *recvbuf, const size_t *recvcounts,
+                                const size_t *rdispls, ucoll_dtype_t dtype, ucoll_request_t **req);
+ucoll_status_t ucoll_igather(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count,
+                             ucoll_dtype_t dtype, int root, ucoll_request_t **req);
+ucoll_status_t ucoll_igatherv(ucoll_comm_t *comm, const void *sendbuf, size_t sendcount,
+                              void *recvbuf, const size_t *recvcounts, const size_t *displs,
+                              ucoll_dtype_t dtype, int root, ucoll_request_t **req);
+ucoll_status_t ucoll_iscatter(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf, size_t count,
+                              ucoll_dtype_t dtype, int root, ucoll_request_t **req);
+ucoll_status_t ucoll_iscatterv(ucoll_comm_t *comm, const void *sendbuf, const size_t *sendcounts,
+                               const size_t *displs, void *recvbuf, size_t recvcount,
+                               ucoll_dtype_t dtype, int root, ucoll_request_t **req);
+
+ucoll_status_t ucoll_allgather_init(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf,
+                                    size_t count, ucoll_dtype_t dtype, ucoll_request_t **req);
+ucoll_status_t ucoll_allgatherv_init(ucoll_comm_t *comm, const void *sendbuf, size_t sendcount,
+                                     void *recvbuf, const size_t *recvcounts, const size_t *displs,
+                                     ucoll_dtype_t dtype, ucoll_request_t **req);
+ucoll_status_t ucoll_reduce_scatter_block_init(ucoll_comm_t *comm, const void *sendbuf,
+                                               void *recvbuf, size_t recvcount, ucoll_dtype_t dtype,
+                                               ucoll_op_t op, ucoll_request_t **req);
+ucoll_status_t ucoll_reduce_scatter_init(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf,
+                                         const size_t *recvcounts, ucoll_dtype_t dtype,
+                                         ucoll_op_t op, ucoll_request_t **req);
+ucoll_status_t ucoll_alltoall_init(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf,
+                                   size_t count, ucoll_dtype_t dtype, ucoll_request_t **req);
+ucoll_status_t ucoll_alltoallv_init(ucoll_comm_t *comm, const void *sendbuf,
+                                    const size_t *sendcounts, const size_t *sdispls, void *recvbuf,
+                                    const size_t *recvcounts, const size_t *rdispls,
+                                    ucoll_dtype_t dtype, ucoll_request_t **req);
+ucoll_status_t ucoll_gather_init(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf,
+                                 size_t count, ucoll_dtype_t dtype, int root,
+                                 ucoll_request_t **req);
+ucoll_status_t ucoll_gatherv_init(ucoll_comm_t *comm, const void *sendbuf, size_t sendcount,
+                                  void *recvbuf, const size_t *recvcounts, const size_t *displs,
+                                  ucoll_dtype_t dtype, int root, ucoll_request_t **req);
+ucoll_status_t ucoll_scatter_init(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf,
+                                  size_t count, ucoll_dtype_t dtype, int root,
+                                  ucoll_request_t **req);
+ucoll_status_t ucoll_scatterv_init(ucoll_comm_t *comm, const void *sendbuf,
+                                   const size_t *sendcounts, const size_t *displs, void *recvbuf,
+                                   size_t recvcount, ucoll_dtype_t dtype, int root,
+                                   ucoll_request_t **req);
+
 ucoll_status_t ucoll_start(ucoll_request_t *req);
 ucoll_status_t ucoll_test(ucoll_request_t *req); /* OK, INPROGRESS or the error; progresses */
 ucoll_status_t ucoll_wait(ucoll_request_t *req);

@@ -45,8 +45,10 @@ static void print_algorithms(void)
             char name[64];
             snprintf(name, sizeof(name), "%s%s", algs[i].name,
                      (algs[i].flags & ALG_PARAM_REQUIRED) ? ":Q" : "");
+            const int reorders =
+                cost_reduces((ucoll_coll_t)c) && !(algs[i].flags & ALG_ORDER_PRESERVING);
             printf("  %-20s %s%s\n", name, algs[i].summary,
-                   (algs[i].flags & ALG_ORDER_PRESERVING) ? "" : " [commutative ops only]");
+                   reorders ? " [commutative ops only]" : "");
         }
     }
 }

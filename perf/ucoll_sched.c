@@ -5,9 +5,12 @@
  *
  *   coll=<c> alg=<a> p=<P> bytes=<m> rounds=<R> max_ops=<X> volume=<V>
  *
- * Elements are bytes (element size 1, count = m). max_ops is the largest number of (+)
- * applications of one process, volume the sum over rounds of the largest message any process
- * sends or receives in that round. --ranks adds a per-rank listing with every step.
+ * Elements are bytes (element size 1, count = m). For the block collectives (allgather ...
+ * scatterv) m is the bytes of one block (algorithms.md 4), the v forms run with every block m
+ * bytes, block i at i*m, and volume stays in bytes (divide by m for blocks). max_ops is the
+ * largest number of (+) applications of one process, volume the sum over rounds of the largest
+ * message any process sends or receives in that round. --ranks adds a per-rank listing with every
+ * step.
  * --predict ALPHA_US,BETA_NS,GAMMA_NS appends path_ops=<n> predicted_us=<t>, the cost model
  * of `auto` (src/alg/cost.h): rounds*(alpha + m*beta) + path_ops*m*gamma, path_ops being the
  * (+) on the critical path. -a auto names the algorithm the library's own selection
@@ -15,7 +18,8 @@
  * from --predict, else UCOLL_ALPHA_US / UCOLL_BETA_NS_PER_BYTE / UCOLL_GAMMA_NS_PER_BYTE, else
  * 1,0.1,0.1, and prints the chosen algorithm's closed-form figures with path_ops, predicted_us
  * and the parameters assumed, without building a schedule (with --ranks: the schedules' figures);
- * for reduce and allreduce by the UCOLL_*_RHRD_MIN thresholds (environment or defaults).
+ * for reduce and allreduce by the UCOLL_*_RHRD_MIN thresholds (environment or defaults); for
+ * the block collectives by the same alpha, beta, gamma over their algorithms' block figures.
  * Exit status: 0 correct, 1 the schedules are incorrect (the error is on stderr), 2 usage.
  */
 #include "alg/alg.h"
@@ -38,11 +42,15 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: ucoll_sched -c COLL -a ALG -p P [-m BYTES] [-r ROOT] [--noncommutative] "
             "[--ranks]\n"
-            "  -c, --coll COLL        exscan, scan, reduce, allreduce, bcast, barrier\n"
+            "  -c, --coll COLL        exscan, scan, reduce, allreduce, bcast, barrier,\n"
+            "                         allgather, allgatherv, reduce_scatter_block,\n"
+            "                         reduce_scatter, alltoall, alltoallv, gather, gatherv,\n"
+            "                         scatter, scatterv\n"
             "  -a, --alg ALG          an algorithm of COLL (an unknown name lists them)\n"
             "  -p, --procs P          number of processes, 1..%d\n"
             "  -m, --bytes BYTES      vector length in bytes (= elements), default 8 (barrier: 0)\n"
-            "  -r, --root ROOT        root of reduce/bcast, default 0\n"
+            "                         block collectives: one block (v forms: every block)\n"
+            "  -r, --root ROOT        root of reduce, bcast, gather(v), scatter(v), default 0\n"
             "      --noncommutative   treat the op as non-commutative (default commutative)\n"
             "      --ranks            also list every rank's figures and steps\n"
             "      --predict A,B,G    append the cost model's time: alpha us/round, beta ns/byte,\n"
@@ -265,7 +273,7 @@ int main(int argc, char **argv)
             return 0;
         }
     }
-    if (!commutative && !(alg->flags & ALG_ORDER_PRESERVING)) {
+    if (!commutative && cost_reduces(coll) && !(alg->flags & ALG_ORDER_PRESERVING)) {
         fprintf(stderr, "ucoll_sched: %s %s reorders operands and is only for commutative ops\n",
                 coll_s, alg->name);
         return 2;

@@ -146,6 +146,31 @@ typedef struct {
 static const char *const check_fields[AGREE_CHECK_FIELDS] = {
     "collective", "count", "dtype", "op", "root", "algorithm", "op commutativity"};
 
+/* FNV-1a over n counts: the same on every rank that holds the same counts */
+static uint64_t hash_counts(const size_t *counts, int n)
+{
+    uint64_t h = UINT64_C(14695981039346656037);
+    for (int i = 0; i < n; i++)
+        for (unsigned b = 0; b < sizeof(size_t); b++)
+            h = (h ^ (uint64_t)((counts[i] >> (8 * b)) & 0xff)) * UINT64_C(1099511628211);
+    return h;
+}
+
+/* the block collectives: the count every rank passes alike, or a hash of the counts every rank
+ * holds alike (allgatherv's and reduce_scatter's recvcounts; displacements are each rank's own
+ * layout); 0 for gatherv, scatterv and alltoallv, whose counts differ between ranks */
+static void block_fields(const ucoll_request_t *req, uint64_t *count, int *reduces, int *rooted)
+{
+    const ucoll_coll_t c = req->coll;
+    *reduces = c == UCOLL_COLL_REDUCE_SCATTER_BLOCK || c == UCOLL_COLL_REDUCE_SCATTER;
+    *rooted = c == UCOLL_COLL_GATHER || c == UCOLL_COLL_GATHERV || c == UCOLL_COLL_SCATTER ||
+              c == UCOLL_COLL_SCATTERV;
+    if (c == UCOLL_COLL_ALLGATHERV || c == UCOLL_COLL_REDUCE_SCATTER)
+        *count = hash_counts(req->sched_args.recv_counts, req->comm->size);
+    else if (c == UCOLL_COLL_GATHERV || c == UCOLL_COLL_SCATTERV || c == UCOLL_COLL_ALLTOALLV)
+        *count = 0;
+}
+
 ucoll_status_t check_start(ucoll_request_t *req)
 {
     check_req_t *c = (check_req_t *)req->check;
@@ -158,11 +183,14 @@ ucoll_status_t check_start(ucoll_request_t *req)
     }
     /* what does not apply to a collective is compared as 0 */
     const int data = req->coll != UCOLL_COLL_BARRIER;
-    const int reduces = data && req->coll != UCOLL_COLL_BCAST;
-    const int rooted = req->coll == UCOLL_COLL_REDUCE || req->coll == UCOLL_COLL_BCAST;
+    int reduces = data && req->coll != UCOLL_COLL_BCAST;
+    int rooted = req->coll == UCOLL_COLL_REDUCE || req->coll == UCOLL_COLL_BCAST;
+    uint64_t count = (uint64_t)req->count;
+    if (req->coll >= UCOLL_COLL_ALLGATHER)
+        block_fields(req, &count, &reduces, &rooted);
     const uint64_t v[AGREE_CHECK_FIELDS] = {
         (uint64_t)req->coll,
-        data ? (uint64_t)req->count : 0,
+        data ? count : 0,
         data ? (uint64_t)req->dtype : 0,
         reduces ? (uint64_t)req->op : 0,
         rooted ? (uint64_t)req->root : 0,

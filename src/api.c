@@ -70,6 +70,7 @@ static void comm_kill(ucoll_comm_t *comm)
         exec_abort(req, UCOLL_ERR_STATE);
         exec_release(req);
         sched_destroy(&req->sched);
+        free(req->vcounts);
         free(req);
         comm->blocking[i] = NULL;
     }

@@ -32,7 +32,21 @@ typedef struct {
     ucoll_dtype_t dtype;
     ucoll_op_t op;
     int root;
+    /* the v forms: the arrays as passed (NULL where the collective has none) */
+    const size_t *send_counts, *send_displs, *recv_counts, *recv_displs;
 } coll_args_t;
+
+/* what a call means on this rank, from its validated arguments: the buffers' extents, IN and
+ * OUT of the schedule (sched.h), where in place takes the input from, and whether no rank has
+ * anything to send. For the first six collectives only `empty` is used. */
+typedef struct {
+    size_t send_ext, recv_ext; /* bytes of sendbuf / recvbuf the call reads or writes */
+    size_t in_bytes, out_bytes, in_src_off;
+    size_t count;        /* the schedule's count (sched.h) */
+    size_t select_count; /* elements auto decides by: the same on every rank */
+    int in_place, no_in, no_out, out_scratch, empty;
+    const size_t *send_counts, *send_displs, *recv_counts, *recv_displs; /* for the builder */
+} layout_t;
 
 static ucoll_status_t check_args(const ucoll_comm_t *comm, const coll_args_t *a)
 {
@@ -78,10 +92,269 @@ static int predefined_op(ucoll_op_t op)
     return op >= 0 && op < UCOLL_NOPS;
 }
 
-/* what the schedule of a call depends on (zeroed padding: compared with memcmp) */
-static void sched_args_of(const ucoll_comm_t *comm, const coll_args_t *a, int param,
-                          sched_args_t *sa)
+/* ---------------------------------------------------------------------------------------------
+ * the block collectives' arguments
+ */
+
+static int is_block(ucoll_coll_t coll)
 {
+    return coll >= UCOLL_COLL_ALLGATHER;
+}
+
+/* what each block collective allows; in_place: sendbuf may be UCOLL_IN_PLACE (IP_ALL: on every
+ * rank, IP_ROOT: at the root only), recv_in_place: recvbuf may be at the root */
+enum { IP_NONE, IP_ALL, IP_ROOT };
+static const struct block_rule {
+    unsigned char reduces, rooted, in_place, recv_in_place;
+} block_rules[UCOLL_NCOLLS - UCOLL_COLL_ALLGATHER] = {
+    [UCOLL_COLL_ALLGATHER - UCOLL_COLL_ALLGATHER] = {0, 0, IP_ALL, 0},
+    [UCOLL_COLL_ALLGATHERV - UCOLL_COLL_ALLGATHER] = {0, 0, IP_ALL, 0},
+    [UCOLL_COLL_REDUCE_SCATTER_BLOCK - UCOLL_COLL_ALLGATHER] = {1, 0, IP_ALL, 0},
+    [UCOLL_COLL_REDUCE_SCATTER - UCOLL_COLL_ALLGATHER] = {1, 0, IP_ALL, 0},
+    [UCOLL_COLL_ALLTOALL - UCOLL_COLL_ALLGATHER] = {0, 0, IP_ALL, 0},
+    [UCOLL_COLL_ALLTOALLV - UCOLL_COLL_ALLGATHER] = {0, 0, IP_ALL, 0},
+    [UCOLL_COLL_GATHER - UCOLL_COLL_ALLGATHER] = {0, 1, IP_ROOT, 0},
+    [UCOLL_COLL_GATHERV - UCOLL_COLL_ALLGATHER] = {0, 1, IP_ROOT, 0},
+    [UCOLL_COLL_SCATTER - UCOLL_COLL_ALLGATHER] = {0, 1, IP_NONE, 1},
+    [UCOLL_COLL_SCATTERV - UCOLL_COLL_ALLGATHER] = {0, 1, IP_NONE, 1},
+};
+
+static const struct block_rule *rule_of(ucoll_coll_t coll)
+{
+    return &block_rules[coll - UCOLL_COLL_ALLGATHER];
+}
+
+/* elements * esize, or -1 past SIZE_MAX */
+static int bytes_of(size_t elements, size_t esize, size_t *bytes)
+{
+    return __builtin_mul_overflow(elements, esize, bytes) ? -1 : 0;
+}
+
+/* the sum of p counts, or -1 past SIZE_MAX */
+static int sum_of(const size_t *counts, int p, size_t *sum)
+{
+    *sum = 0;
+    for (int i = 0; i < p; i++)
+        if (__builtin_add_overflow(*sum, counts[i], sum))
+            return -1;
+    return 0;
+}
+
+/* bytes from a buffer's start to the end of its last non-empty block, or -1 past SIZE_MAX */
+static int extent_of(const size_t *counts, const size_t *displs, int p, size_t esize, size_t *ext)
+{
+    size_t most = 0, end;
+    for (int i = 0; i < p; i++) {
+        if (counts[i] == 0)
+            continue; /* an empty block's displacement is never used */
+        if (__builtin_add_overflow(displs[i], counts[i], &end))
+            return -1;
+        most = end > most ? end : most;
+    }
+    return bytes_of(most, esize, ext);
+}
+
+/* fills L for a block collective whose dtype is known; INVALID_ARG for what the contract
+ * forbids (include/ucoll.h) */
+static ucoll_status_t block_layout(const ucoll_comm_t *comm, const coll_args_t *a, size_t e,
+                                   layout_t *L)
+{
+    const struct block_rule *rule = rule_of(a->coll);
+    const int p = comm->size, r = comm->rank, at_root = r == a->root;
+    const size_t c = a->count;
+    size_t pc, cb, pcb, total;
+    memset(L, 0, sizeof(*L));
+    L->in_place = a->sendbuf == UCOLL_IN_PLACE;
+    if (L->in_place && (rule->in_place == IP_NONE || (rule->in_place == IP_ROOT && !at_root)))
+        return UCOLL_ERR_INVALID_ARG;
+    if (a->recvbuf == UCOLL_IN_PLACE && !(rule->recv_in_place && at_root))
+        return UCOLL_ERR_INVALID_ARG;
+    L->out_scratch = a->recvbuf == UCOLL_IN_PLACE;
+    /* the fixed-size forms: c, p*c elements and their bytes */
+    if (__builtin_mul_overflow(c, (size_t)p, &pc) || bytes_of(c, e, &cb) || bytes_of(pc, e, &pcb))
+        return UCOLL_ERR_INVALID_ARG;
+    L->count = L->select_count = c;
+    L->empty = c == 0;
+    switch (a->coll) {
+    case UCOLL_COLL_ALLGATHER:
+        L->send_ext = L->in_place ? 0 : cb;
+        L->recv_ext = L->out_bytes = pcb;
+        L->in_bytes = cb;
+        L->in_src_off = (size_t)r * cb;
+        break;
+    case UCOLL_COLL_ALLGATHERV:
+        if (a->recv_counts == NULL || a->recv_displs == NULL || sum_of(a->recv_counts, p, &total) ||
+            extent_of(a->recv_counts, a->recv_displs, p, e, &L->recv_ext))
+            return UCOLL_ERR_INVALID_ARG;
+        if (!L->in_place && c != a->recv_counts[r])
+            return UCOLL_ERR_INVALID_ARG;
+        L->count = a->recv_counts[r];
+        L->select_count = total / (size_t)p + (total % (size_t)p != 0);
+        L->empty = total == 0;
+        L->in_bytes = L->count * e; /* within recv_ext: no overflow */
+        L->send_ext = L->in_place ? 0 : L->in_bytes;
+        L->out_bytes = L->recv_ext;
+        L->in_src_off = a->recv_counts[r] ? a->recv_displs[r] * e : 0;
+        L->recv_counts = a->recv_counts;
+        L->recv_displs = a->recv_displs;
+        break;
+    case UCOLL_COLL_REDUCE_SCATTER_BLOCK:
+        L->send_ext = L->in_place ? 0 : pcb;
+        L->recv_ext = L->in_place ? pcb : cb;
+        L->in_bytes = pcb;
+        L->out_bytes = cb;
+        break;
+    case UCOLL_COLL_REDUCE_SCATTER:
+        if (a->recv_counts == NULL || sum_of(a->recv_counts, p, &total) ||
+            bytes_of(total, e, &L->in_bytes))
+            return UCOLL_ERR_INVALID_ARG;
+        L->count = a->recv_counts[r];
+        L->select_count = total / (size_t)p + (total % (size_t)p != 0);
+        L->empty = total == 0;
+        L->out_bytes = L->count * e;
+        L->send_ext = L->in_place ? 0 : L->in_bytes;
+        L->recv_ext = L->in_place ? L->in_bytes : L->out_bytes;
+        L->recv_counts = a->recv_counts;
+        break;
+    case UCOLL_COLL_ALLTOALL:
+        L->send_ext = L->in_place ? 0 : pcb;
+        L->recv_ext = L->in_bytes = L->out_bytes = pcb;
+        break;
+    case UCOLL_COLL_ALLTOALLV:
+        if (a->recv_counts == NULL || a->recv_displs == NULL ||
+            extent_of(a->recv_counts, a->recv_displs, p, e, &L->recv_ext))
+            return UCOLL_ERR_INVALID_ARG;
+        L->recv_counts = a->recv_counts;
+        L->recv_displs = a->recv_displs;
+        if (L->in_place) { /* the input is laid out as the output */
+            L->send_counts = a->recv_counts;
+            L->send_displs = a->recv_displs;
+            L->in_bytes = L->recv_ext;
+        } else {
+            if (a->send_counts == NULL || a->send_displs == NULL ||
+                extent_of(a->send_counts, a->send_displs, p, e, &L->send_ext) ||
+                a->send_counts[r] != a->recv_counts[r])
+                return UCOLL_ERR_INVALID_ARG;
+            L->send_counts = a->send_counts;
+            L->send_displs = a->send_displs;
+            L->in_bytes = L->send_ext;
+        }
+        L->out_bytes = L->recv_ext;
+        L->count = L->select_count = 0; /* no rank knows every count */
+        L->empty = 0;
+        break;
+    case UCOLL_COLL_GATHER:
+        L->send_ext = L->in_place ? 0 : cb;
+        L->in_bytes = cb;
+        L->recv_ext = L->out_bytes = at_root ? pcb : 0;
+        L->no_out = !at_root;
+        L->in_src_off = (size_t)r * cb;
+        break;
+    case UCOLL_COLL_GATHERV:
+        if (at_root) {
+            if (a->recv_counts == NULL || a->recv_displs == NULL ||
+                extent_of(a->recv_counts, a->recv_displs, p, e, &L->recv_ext))
+                return UCOLL_ERR_INVALID_ARG;
+            if (!L->in_place && c != a->recv_counts[r])
+                return UCOLL_ERR_INVALID_ARG;
+            L->count = a->recv_counts[r];
+            L->out_bytes = L->recv_ext;
+            L->in_src_off = L->count ? a->recv_displs[r] * e : 0;
+            L->recv_counts = a->recv_counts;
+            L->recv_displs = a->recv_displs;
+        }
+        L->no_out = !at_root;
+        L->in_bytes = L->count * e; /* c: cb; the root's own block: within recv_ext */
+        L->send_ext = L->in_place ? 0 : L->in_bytes;
+        L->select_count = 0; /* only the root knows the counts */
+        L->empty = 0;
+        break;
+    case UCOLL_COLL_SCATTER:
+        L->send_ext = L->in_bytes = at_root ? pcb : 0;
+        L->no_in = !at_root;
+        L->out_bytes = cb;
+        L->recv_ext = L->out_scratch ? 0 : cb;
+        break;
+    case UCOLL_COLL_SCATTERV:
+        if (at_root) {
+            if (a->send_counts == NULL || a->send_displs == NULL ||
+                extent_of(a->send_counts, a->send_displs, p, e, &L->send_ext))
+                return UCOLL_ERR_INVALID_ARG;
+            if (!L->out_scratch && c != a->send_counts[r])
+                return UCOLL_ERR_INVALID_ARG;
+            L->count = a->send_counts[r];
+            L->in_bytes = L->send_ext;
+            L->send_counts = a->send_counts;
+            L->send_displs = a->send_displs;
+        }
+        L->no_in = !at_root;
+        L->out_bytes = L->count * e; /* c: cb; the root's own block: within send_ext */
+        L->recv_ext = L->out_scratch ? 0 : L->out_bytes;
+        L->select_count = 0; /* only the root knows the counts */
+        L->empty = 0;
+        break;
+    default:
+        return UCOLL_ERR_INVALID_ARG;
+    }
+    return UCOLL_OK;
+}
+
+static ucoll_status_t check_block_args(const ucoll_comm_t *comm, const coll_args_t *a, layout_t *L)
+{
+    const struct block_rule *rule = rule_of(a->coll);
+    const size_t e = dtype_size(a->dtype);
+    ucoll_status_t st;
+    if (e == 0)
+        return UCOLL_ERR_INVALID_ARG;
+    if (rule->rooted && (a->root < 0 || a->root >= comm->size))
+        return UCOLL_ERR_INVALID_ARG;
+    if (rule->reduces && (st = op_check(a->op, a->dtype)) != UCOLL_OK)
+        return st;
+    if ((st = block_layout(comm, a, e, L)) != UCOLL_OK)
+        return st;
+    if (L->send_ext > 0 && a->sendbuf == NULL)
+        return UCOLL_ERR_INVALID_ARG;
+    if (L->recv_ext > 0 && a->recvbuf == NULL)
+        return UCOLL_ERR_INVALID_ARG;
+    /* a schedule may read sendbuf after it has written recvbuf */
+    if (L->send_ext > 0 && L->recv_ext > 0) {
+        const uintptr_t s = (uintptr_t)a->sendbuf, r = (uintptr_t)a->recvbuf;
+        if (s < r + L->recv_ext && r < s + L->send_ext)
+            return UCOLL_ERR_INVALID_ARG;
+    }
+    return UCOLL_OK;
+}
+
+/* check_args, and for every collective the layout of the call */
+static ucoll_status_t check_call(const ucoll_comm_t *comm, const coll_args_t *a, layout_t *L)
+{
+    if (__builtin_expect(is_block(a->coll), 0)) {
+        ucoll_status_t st = check_comm(comm);
+        return st != UCOLL_OK ? st : check_block_args(comm, a, L);
+    }
+    L->empty = a->coll != UCOLL_COLL_BARRIER && a->count == 0;
+    return check_args(comm, a);
+}
+
+/* what the schedule of a call depends on (zeroed padding: compared with memcmp) */
+static void sched_args_of(const ucoll_comm_t *comm, const coll_args_t *a, const layout_t *L,
+                          int param, sched_args_t *sa)
+{
+    if (__builtin_expect(is_block(a->coll), 0)) {
+        memset(sa, 0, sizeof(*sa));
+        sa->rank = comm->rank;
+        sa->size = comm->size;
+        sa->root = rule_of(a->coll)->rooted ? a->root : 0;
+        sa->count = L->count;
+        sa->elem_size = dtype_size(a->dtype);
+        sa->param = param;
+        sa->commutative = !rule_of(a->coll)->reduces || op_is_commutative(a->op);
+        sa->send_counts = L->send_counts;
+        sa->send_displs = L->send_displs;
+        sa->recv_counts = L->recv_counts;
+        sa->recv_displs = L->recv_displs;
+        return;
+    }
     memset(sa, 0, sizeof(*sa));
     sa->rank = comm->rank;
     sa->size = comm->size;
@@ -93,16 +366,77 @@ static void sched_args_of(const ucoll_comm_t *comm, const coll_args_t *a, int pa
                       predefined_op(a->op) || op_is_commutative(a->op);
 }
 
+static int same_counts(const size_t *x, const size_t *y, int p)
+{
+    return x == NULL || y == NULL ? x == y : memcmp(x, y, (size_t)p * sizeof(*x)) == 0;
+}
+
+/* the v forms: a request's arrays are its own copies, so their contents are compared */
+static int same_v_schedule(const sched_args_t *x, const sched_args_t *y)
+{
+    return x->rank == y->rank && x->size == y->size && x->root == y->root && x->count == y->count &&
+           x->elem_size == y->elem_size && x->param == y->param &&
+           x->commutative == y->commutative &&
+           same_counts(x->send_counts, y->send_counts, x->size) &&
+           same_counts(x->send_displs, y->send_displs, x->size) &&
+           same_counts(x->recv_counts, y->recv_counts, x->size) &&
+           same_counts(x->recv_displs, y->recv_displs, x->size);
+}
+
 static int same_schedule(const ucoll_request_t *req, const alg_desc_t *alg, const sched_args_t *sa)
 {
-    return req->sched_valid && req->alg == alg && memcmp(sa, &req->sched_args, sizeof(*sa)) == 0;
+    if (!req->sched_valid || req->alg != alg)
+        return 0;
+    if (memcmp(sa, &req->sched_args, sizeof(*sa)) == 0)
+        return 1; /* (no count arrays: a copy's address never equals the caller's) */
+    return (sa->send_counts != NULL || sa->recv_counts != NULL) &&
+           same_v_schedule(sa, &req->sched_args);
+}
+
+/* the request's own copy of sa's count arrays, sched_args pointing into it (vcounts has room
+ * for four) */
+static void copy_counts(ucoll_request_t *req, const sched_args_t *sa)
+{
+    const size_t *from[4] = {sa->send_counts, sa->send_displs, sa->recv_counts, sa->recv_displs};
+    const size_t **to[4] = {&req->sched_args.send_counts, &req->sched_args.send_displs,
+                            &req->sched_args.recv_counts, &req->sched_args.recv_displs};
+    const size_t p = (size_t)sa->size;
+    for (int i = 0; i < 4; i++)
+        if (from[i] != NULL) {
+            memcpy(req->vcounts + (size_t)i * p, from[i], p * sizeof(size_t));
+            *to[i] = req->vcounts + (size_t)i * p;
+        }
+}
+
+/* the block collectives' view of the buffers (exec.c maps them) */
+static void set_block_layout(ucoll_request_t *req, const layout_t *L)
+{
+    req->in_place = L->in_place || L->out_scratch;
+    req->in_bytes = L->in_bytes;
+    req->out_bytes = L->out_bytes;
+    req->in_src_off = L->in_src_off;
+    req->no_in = L->no_in;
+    req->no_out = L->no_out;
+    req->out_scratch = L->out_scratch;
 }
 
 /* fills req from validated arguments; keeps its schedule when nothing it depends on changed
- * (same: same_schedule(req, alg, sa), already known) */
-static void setup_request(ucoll_request_t *req, ucoll_comm_t *comm, const coll_args_t *a,
-                          const alg_desc_t *alg, int param, const sched_args_t *sa, int same)
+ * (same: same_schedule(req, alg, sa), already known). Fails (NO_MEMORY, req unchanged) only where
+ * count arrays are copied. */
+static ucoll_status_t setup_request(ucoll_request_t *req, ucoll_comm_t *comm, const coll_args_t *a,
+                                    const layout_t *L, const alg_desc_t *alg, int param,
+                                    const sched_args_t *sa, int same)
 {
+    if (!same && (sa->send_counts != NULL || sa->recv_counts != NULL)) {
+        const size_t p = (size_t)sa->size;
+        if (req->vcounts_cap < 4 * p) { /* before anything changes */
+            size_t *v = realloc(req->vcounts, 4 * p * sizeof(*v));
+            if (v == NULL)
+                return UCOLL_ERR_NO_MEMORY;
+            req->vcounts = v;
+            req->vcounts_cap = 4 * p;
+        }
+    }
     if (!same)
         req->sched_valid = req->prepared = 0;
     req->magic = REQ_MAGIC;
@@ -118,7 +452,17 @@ static void setup_request(ucoll_request_t *req, ucoll_comm_t *comm, const coll_a
     req->elem_size = sa->elem_size;
     req->alg = alg;
     req->param = param;
+    req->empty = L->empty;
+    if (__builtin_expect(is_block(a->coll), 0)) {
+        set_block_layout(req, L);
+        if (!same) { /* (equal contents otherwise: the copy stays) */
+            req->sched_args = *sa;
+            copy_counts(req, sa);
+        }
+        return UCOLL_OK;
+    }
     req->sched_args = *sa;
+    return UCOLL_OK;
 }
 
 /* a blocking call owns its request from its start until it returns: another thread's pass may
@@ -194,14 +538,36 @@ static int outside_cache(const ucoll_request_t *req)
 
 /* nothing to communicate: an empty vector (every rank passes count 0). Under UCOLL_CHECK the
  * executor still compares it (another rank's count may not be 0). */
-static int trivially_done(const ucoll_comm_t *comm, const coll_args_t *a)
+static int trivially_done(const ucoll_comm_t *comm, const layout_t *L)
 {
-    return a->coll != UCOLL_COLL_BARRIER && a->count == 0 && !comm_checks(comm);
+    return L->empty && !comm_checks(comm);
+}
+
+/* the op a call holds while it runs: the reducing ones' */
+static int holds_op_of(ucoll_coll_t coll)
+{
+    if (__builtin_expect(is_block(coll), 0))
+        return rule_of(coll)->reduces;
+    return coll != UCOLL_COLL_BCAST && coll != UCOLL_COLL_BARRIER;
+}
+
+/* the elements auto decides by (layout_t) */
+static size_t select_count_of(const coll_args_t *a, const layout_t *L)
+{
+    return is_block(a->coll) ? L->select_count : a->count;
+}
+
+static void request_destroy(ucoll_request_t *req)
+{
+    sched_destroy(&req->sched);
+    free(req->vcounts);
+    free(req);
 }
 
 static ucoll_status_t run_blocking_locked(ucoll_comm_t *comm, const coll_args_t *a)
 {
-    ucoll_status_t st = check_args(comm, a);
+    layout_t L;
+    ucoll_status_t st = check_call(comm, a, &L);
     if (st != UCOLL_OK || (st = exec_may_start(comm)) != UCOLL_OK)
         return st; /* (before progress could make ranks disagree about the window) */
     if (comm->ctx->active != NULL) {
@@ -209,36 +575,38 @@ static ucoll_status_t run_blocking_locked(ucoll_comm_t *comm, const coll_args_t 
         if (comm->revoked)
             return UCOLL_ERR_STATE; /* one of them failed on this comm just now */
     }
-    if (trivially_done(comm, a)) {
+    if (trivially_done(comm, &L)) {
         comm->seq++;
         return UCOLL_OK;
     }
     const alg_desc_t *alg;
     int param;
-    if ((st = select_algorithm(comm, a->coll, a->op, a->dtype, a->count, &alg, &param)) != 0)
+    if ((st = select_algorithm(comm, a->coll, a->op, a->dtype, select_count_of(a, &L), &alg,
+                               &param)) != 0)
         return st;
     sched_args_t sa;
-    sched_args_of(comm, a, param, &sa);
+    sched_args_of(comm, a, &L, param, &sa);
     int same;
-    ucoll_request_t *req = blocking_request(comm, alg, &sa, a->sendbuf == UCOLL_IN_PLACE, &same);
+    /* (scatter's root with recvbuf IN_PLACE: OUT is scratch) */
+    const int scratch_io = a->sendbuf == UCOLL_IN_PLACE || a->recvbuf == UCOLL_IN_PLACE;
+    ucoll_request_t *req = blocking_request(comm, alg, &sa, scratch_io, &same);
     if (req == NULL)
         return UCOLL_ERR_NO_MEMORY;
     /* (a predefined op cannot be freed: no hold) */
-    const int holds_op =
-        a->coll != UCOLL_COLL_BCAST && a->coll != UCOLL_COLL_BARRIER && !predefined_op(a->op);
+    const int holds_op = holds_op_of(a->coll) && !predefined_op(a->op);
     if (holds_op && !op_hold(a->op)) /* freed by another thread since check_args */
         return UCOLL_ERR_INVALID_ARG;
-    setup_request(req, comm, a, alg, param, &sa, same);
-    req->owned = 1;
-    if ((st = exec_start(req)) == UCOLL_OK)
-        st = request_wait(req);
-    req->owned = 0;
+    if ((st = setup_request(req, comm, a, &L, alg, param, &sa, same)) == UCOLL_OK) {
+        req->owned = 1;
+        if ((st = exec_start(req)) == UCOLL_OK)
+            st = request_wait(req);
+        req->owned = 0;
+    }
     if (holds_op)
         op_release(a->op);
     if (outside_cache(req)) {
         exec_release(req);
-        sched_destroy(&req->sched);
-        free(req);
+        request_destroy(req);
     }
     return st;
 }
@@ -248,17 +616,19 @@ static ucoll_status_t new_request_locked(ucoll_comm_t *comm, const coll_args_t *
 {
     if (out == NULL)
         return UCOLL_ERR_INVALID_ARG;
-    ucoll_status_t st = check_args(comm, a);
+    layout_t L;
+    ucoll_status_t st = check_call(comm, a, &L);
     if (st != UCOLL_OK)
         return st;
     if (comm->revoked || (!persistent && (st = exec_may_start(comm)) != UCOLL_OK))
         return UCOLL_ERR_STATE;
     const alg_desc_t *alg;
     int param;
-    if ((st = select_algorithm(comm, a->coll, a->op, a->dtype, a->count, &alg, &param)) != 0)
+    if ((st = select_algorithm(comm, a->coll, a->op, a->dtype, select_count_of(a, &L), &alg,
+                               &param)) != 0)
         return st;
     /* held before anything runs, until ucoll_request_free: the op cannot be freed under it */
-    const int holds_op = a->coll != UCOLL_COLL_BCAST && a->coll != UCOLL_COLL_BARRIER;
+    const int holds_op = holds_op_of(a->coll);
     if (holds_op && !op_hold(a->op)) /* freed by another thread since check_args */
         return UCOLL_ERR_INVALID_ARG;
     ucoll_request_t *req = calloc(1, sizeof(*req));
@@ -270,8 +640,13 @@ static ucoll_status_t new_request_locked(ucoll_comm_t *comm, const coll_args_t *
     req->op_held = holds_op;
     sched_init(&req->sched);
     sched_args_t sa;
-    sched_args_of(comm, a, param, &sa);
-    setup_request(req, comm, a, alg, param, &sa, 0);
+    sched_args_of(comm, a, &L, param, &sa);
+    if ((st = setup_request(req, comm, a, &L, alg, param, &sa, 0)) != UCOLL_OK) {
+        if (holds_op)
+            op_release(a->op);
+        request_destroy(req);
+        return st;
+    }
     req->persistent = persistent;
     req->status = UCOLL_OK;
     if (persistent) {
@@ -281,19 +656,17 @@ static ucoll_status_t new_request_locked(ucoll_comm_t *comm, const coll_args_t *
             if (holds_op)
                 op_release(a->op);
             exec_release(req);
-            sched_destroy(&req->sched);
-            free(req);
+            request_destroy(req);
             return st;
         }
     } else {
-        if (trivially_done(comm, a)) {
+        if (trivially_done(comm, &L)) {
             comm->seq++;
         } else if ((st = exec_start(req)) != UCOLL_OK) {
             if (holds_op)
                 op_release(a->op);
             exec_release(req);
-            sched_destroy(&req->sched);
-            free(req);
+            request_destroy(req);
             return st;
         }
     }
@@ -337,7 +710,8 @@ static ucoll_status_t check_request(const ucoll_request_t *req)
 
 #define ARGS(c, s, r, n, d, o, rt)                                                                 \
     {                                                                                              \
-        (c), (s), (r), (n), (d), (o), (rt)                                                         \
+        .coll = (c), .sendbuf = (s), .recvbuf = (r), .count = (n), .dtype = (d), .op = (o),        \
+        .root = (rt)                                                                               \
     }
 
 UCOLL_EXPORT ucoll_status_t ucoll_exscan(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf,
@@ -465,6 +839,306 @@ UCOLL_EXPORT ucoll_status_t ucoll_bcast_init(ucoll_comm_t *comm, void *buf, size
     return new_request(comm, &a, 1, req);
 }
 
+/* the block collectives: the op of those that do not reduce is never used (SUM: commutative) */
+UCOLL_EXPORT ucoll_status_t ucoll_allgather(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf,
+                                            size_t count, ucoll_dtype_t dtype)
+{
+    coll_args_t a = ARGS(UCOLL_COLL_ALLGATHER, sendbuf, recvbuf, count, dtype, UCOLL_OP_SUM, 0);
+    return run_blocking(comm, &a);
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_allgatherv(ucoll_comm_t *comm, const void *sendbuf,
+                                             size_t sendcount, void *recvbuf,
+                                             const size_t *recvcounts, const size_t *displs,
+                                             ucoll_dtype_t dtype)
+{
+    coll_args_t a =
+        ARGS(UCOLL_COLL_ALLGATHERV, sendbuf, recvbuf, sendcount, dtype, UCOLL_OP_SUM, 0);
+    a.recv_counts = recvcounts;
+    a.recv_displs = displs;
+    return run_blocking(comm, &a);
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_reduce_scatter_block(ucoll_comm_t *comm, const void *sendbuf,
+                                                       void *recvbuf, size_t recvcount,
+                                                       ucoll_dtype_t dtype, ucoll_op_t op)
+{
+    coll_args_t a =
+        ARGS(UCOLL_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount, dtype, op, 0);
+    return run_blocking(comm, &a);
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_reduce_scatter(ucoll_comm_t *comm, const void *sendbuf,
+                                                 void *recvbuf, const size_t *recvcounts,
+                                                 ucoll_dtype_t dtype, ucoll_op_t op)
+{
+    coll_args_t a = ARGS(UCOLL_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, dtype, op, 0);
+    a.recv_counts = recvcounts;
+    return run_blocking(comm, &a);
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_alltoall(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf,
+                                           size_t count, ucoll_dtype_t dtype)
+{
+    coll_args_t a = ARGS(UCOLL_COLL_ALLTOALL, sendbuf, recvbuf, count, dtype, UCOLL_OP_SUM, 0);
+    return run_blocking(comm, &a);
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_alltoallv(ucoll_comm_t *comm, const void *sendbuf,
+                                            const size_t *sendcounts, const size_t *sdispls,
+                                            void *recvbuf, const size_t *recvcounts,
+                                            const size_t *rdispls, ucoll_dtype_t dtype)
+{
+    coll_args_t a = ARGS(UCOLL_COLL_ALLTOALLV, sendbuf, recvbuf, 0, dtype, UCOLL_OP_SUM, 0);
+    a.send_counts = sendcounts;
+    a.send_displs = sdispls;
+    a.recv_counts = recvcounts;
+    a.recv_displs = rdispls;
+    return run_blocking(comm, &a);
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_gather(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf,
+                                         size_t count, ucoll_dtype_t dtype, int root)
+{
+    coll_args_t a = ARGS(UCOLL_COLL_GATHER, sendbuf, recvbuf, count, dtype, UCOLL_OP_SUM, root);
+    return run_blocking(comm, &a);
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_gatherv(ucoll_comm_t *comm, const void *sendbuf, size_t sendcount,
+                                          void *recvbuf, const size_t *recvcounts,
+                                          const size_t *displs, ucoll_dtype_t dtype, int root)
+{
+    coll_args_t a =
+        ARGS(UCOLL_COLL_GATHERV, sendbuf, recvbuf, sendcount, dtype, UCOLL_OP_SUM, root);
+    a.recv_counts = recvcounts;
+    a.recv_displs = displs;
+    return run_blocking(comm, &a);
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_scatter(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf,
+                                          size_t count, ucoll_dtype_t dtype, int root)
+{
+    coll_args_t a = ARGS(UCOLL_COLL_SCATTER, sendbuf, recvbuf, count, dtype, UCOLL_OP_SUM, root);
+    return run_blocking(comm, &a);
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_scatterv(ucoll_comm_t *comm, const void *sendbuf,
+                                           const size_t *sendcounts, const size_t *displs,
+                                           void *recvbuf, size_t recvcount, ucoll_dtype_t dtype,
+                                           int root)
+{
+    coll_args_t a =
+        ARGS(UCOLL_COLL_SCATTERV, sendbuf, recvbuf, recvcount, dtype, UCOLL_OP_SUM, root);
+    a.send_counts = sendcounts;
+    a.send_displs = displs;
+    return run_blocking(comm, &a);
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_iallgather(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf,
+                                             size_t count, ucoll_dtype_t dtype,
+                                             ucoll_request_t **req)
+{
+    coll_args_t a = ARGS(UCOLL_COLL_ALLGATHER, sendbuf, recvbuf, count, dtype, UCOLL_OP_SUM, 0);
+    return new_request(comm, &a, 0, req);
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_iallgatherv(ucoll_comm_t *comm, const void *sendbuf,
+                                              size_t sendcount, void *recvbuf,
+                                              const size_t *recvcounts, const size_t *displs,
+                                              ucoll_dtype_t dtype, ucoll_request_t **req)
+{
+    coll_args_t a =
+        ARGS(UCOLL_COLL_ALLGATHERV, sendbuf, recvbuf, sendcount, dtype, UCOLL_OP_SUM, 0);
+    a.recv_counts = recvcounts;
+    a.recv_displs = displs;
+    return new_request(comm, &a, 0, req);
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_ireduce_scatter_block(ucoll_comm_t *comm, const void *sendbuf,
+                                                        void *recvbuf, size_t recvcount,
+                                                        ucoll_dtype_t dtype, ucoll_op_t op,
+                                                        ucoll_request_t **req)
+{
+    coll_args_t a =
+        ARGS(UCOLL_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount, dtype, op, 0);
+    return new_request(comm, &a, 0, req);
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_ireduce_scatter(ucoll_comm_t *comm, const void *sendbuf,
+                                                  void *recvbuf, const size_t *recvcounts,
+                                                  ucoll_dtype_t dtype, ucoll_op_t op,
+                                                  ucoll_request_t **req)
+{
+    coll_args_t a = ARGS(UCOLL_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, dtype, op, 0);
+    a.recv_counts = recvcounts;
+    return new_request(comm, &a, 0, req);
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_ialltoall(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf,
+                                            size_t count, ucoll_dtype_t dtype,
+                                            ucoll_request_t **req)
+{
+    coll_args_t a = ARGS(UCOLL_COLL_ALLTOALL, sendbuf, recvbuf, count, dtype, UCOLL_OP_SUM, 0);
+    return new_request(comm, &a, 0, req);
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_ialltoallv(ucoll_comm_t *comm, const void *sendbuf,
+                                             const size_t *sendcounts, const size_t *sdispls,
+                                             void *recvbuf, const size_t *recvcounts,
+                                             const size_t *rdispls, ucoll_dtype_t dtype,
+                                             ucoll_request_t **req)
+{
+    coll_args_t a = ARGS(UCOLL_COLL_ALLTOALLV, sendbuf, recvbuf, 0, dtype, UCOLL_OP_SUM, 0);
+    a.send_counts = sendcounts;
+    a.send_displs = sdispls;
+    a.recv_counts = recvcounts;
+    a.recv_displs = rdispls;
+    return new_request(comm, &a, 0, req);
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_igather(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf,
+                                          size_t count, ucoll_dtype_t dtype, int root,
+                                          ucoll_request_t **req)
+{
+    coll_args_t a = ARGS(UCOLL_COLL_GATHER, sendbuf, recvbuf, count, dtype, UCOLL_OP_SUM, root);
+    return new_request(comm, &a, 0, req);
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_igatherv(ucoll_comm_t *comm, const void *sendbuf,
+                                           size_t sendcount, void *recvbuf,
+                                           const size_t *recvcounts, const size_t *displs,
+                                           ucoll_dtype_t dtype, int root, ucoll_request_t **req)
+{
+    coll_args_t a =
+        ARGS(UCOLL_COLL_GATHERV, sendbuf, recvbuf, sendcount, dtype, UCOLL_OP_SUM, root);
+    a.recv_counts = recvcounts;
+    a.recv_displs = displs;
+    return new_request(comm, &a, 0, req);
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_iscatter(ucoll_comm_t *comm, const void *sendbuf, void *recvbuf,
+                                           size_t count, ucoll_dtype_t dtype, int root,
+                                           ucoll_request_t **req)
+{
+    coll_args_t a = ARGS(UCOLL_COLL_SCATTER, sendbuf, recvbuf, count, dtype, UCOLL_OP_SUM, root);
+    return new_request(comm, &a, 0, req);
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_iscatterv(ucoll_comm_t *comm, const void *sendbuf,
+                                            const size_t *sendcounts, const size_t *displs,
+                                            void *recvbuf, size_t recvcount, ucoll_dtype_t dtype,
+                                            int root, ucoll_request_t **req)
+{
+    coll_args_t a =
+        ARGS(UCOLL_COLL_SCATTERV, sendbuf, recvbuf, recvcount, dtype, UCOLL_OP_SUM, root);
+    a.send_counts = sendcounts;
+    a.send_displs = displs;
+    return new_request(comm, &a, 0, req);
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_allgather_init(ucoll_comm_t *comm, const void *sendbuf,
+                                                 void *recvbuf, size_t count, ucoll_dtype_t dtype,
+                                                 ucoll_request_t **req)
+{
+    coll_args_t a = ARGS(UCOLL_COLL_ALLGATHER, sendbuf, recvbuf, count, dtype, UCOLL_OP_SUM, 0);
+    return new_request(comm, &a, 1, req);
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_allgatherv_init(ucoll_comm_t *comm, const void *sendbuf,
+                                                  size_t sendcount, void *recvbuf,
+                                                  const size_t *recvcounts, const size_t *displs,
+                                                  ucoll_dtype_t dtype, ucoll_request_t **req)
+{
+    coll_args_t a =
+        ARGS(UCOLL_COLL_ALLGATHERV, sendbuf, recvbuf, sendcount, dtype, UCOLL_OP_SUM, 0);
+    a.recv_counts = recvcounts;
+    a.recv_displs = displs;
+    return new_request(comm, &a, 1, req);
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_reduce_scatter_block_init(ucoll_comm_t *comm, const void *sendbuf,
+                                                            void *recvbuf, size_t recvcount,
+                                                            ucoll_dtype_t dtype, ucoll_op_t op,
+                                                            ucoll_request_t **req)
+{
+    coll_args_t a =
+        ARGS(UCOLL_COLL_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf, recvcount, dtype, op, 0);
+    return new_request(comm, &a, 1, req);
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_reduce_scatter_init(ucoll_comm_t *comm, const void *sendbuf,
+                                                      void *recvbuf, const size_t *recvcounts,
+                                                      ucoll_dtype_t dtype, ucoll_op_t op,
+                                                      ucoll_request_t **req)
+{
+    coll_args_t a = ARGS(UCOLL_COLL_REDUCE_SCATTER, sendbuf, recvbuf, 0, dtype, op, 0);
+    a.recv_counts = recvcounts;
+    return new_request(comm, &a, 1, req);
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_alltoall_init(ucoll_comm_t *comm, const void *sendbuf,
+                                                void *recvbuf, size_t count, ucoll_dtype_t dtype,
+                                                ucoll_request_t **req)
+{
+    coll_args_t a = ARGS(UCOLL_COLL_ALLTOALL, sendbuf, recvbuf, count, dtype, UCOLL_OP_SUM, 0);
+    return new_request(comm, &a, 1, req);
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_alltoallv_init(ucoll_comm_t *comm, const void *sendbuf,
+                                                 const size_t *sendcounts, const size_t *sdispls,
+                                                 void *recvbuf, const size_t *recvcounts,
+                                                 const size_t *rdispls, ucoll_dtype_t dtype,
+                                                 ucoll_request_t **req)
+{
+    coll_args_t a = ARGS(UCOLL_COLL_ALLTOALLV, sendbuf, recvbuf, 0, dtype, UCOLL_OP_SUM, 0);
+    a.send_counts = sendcounts;
+    a.send_displs = sdispls;
+    a.recv_counts = recvcounts;
+    a.recv_displs = rdispls;
+    return new_request(comm, &a, 1, req);
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_gather_init(ucoll_comm_t *comm, const void *sendbuf,
+                                              void *recvbuf, size_t count, ucoll_dtype_t dtype,
+                                              int root, ucoll_request_t **req)
+{
+    coll_args_t a = ARGS(UCOLL_COLL_GATHER, sendbuf, recvbuf, count, dtype, UCOLL_OP_SUM, root);
+    return new_request(comm, &a, 1, req);
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_gatherv_init(ucoll_comm_t *comm, const void *sendbuf,
+                                               size_t sendcount, void *recvbuf,
+                                               const size_t *recvcounts, const size_t *displs,
+                                               ucoll_dtype_t dtype, int root, ucoll_request_t **req)
+{
+    coll_args_t a =
+        ARGS(UCOLL_COLL_GATHERV, sendbuf, recvbuf, sendcount, dtype, UCOLL_OP_SUM, root);
+    a.recv_counts = recvcounts;
+    a.recv_displs = displs;
+    return new_request(comm, &a, 1, req);
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_scatter_init(ucoll_comm_t *comm, const void *sendbuf,
+                                               void *recvbuf, size_t count, ucoll_dtype_t dtype,
+                                               int root, ucoll_request_t **req)
+{
+    coll_args_t a = ARGS(UCOLL_COLL_SCATTER, sendbuf, recvbuf, count, dtype, UCOLL_OP_SUM, root);
+    return new_request(comm, &a, 1, req);
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_scatterv_init(ucoll_comm_t *comm, const void *sendbuf,
+                                                const size_t *sendcounts, const size_t *displs,
+                                                void *recvbuf, size_t recvcount,
+                                                ucoll_dtype_t dtype, int root,
+                                                ucoll_request_t **req)
+{
+    coll_args_t a =
+        ARGS(UCOLL_COLL_SCATTERV, sendbuf, recvbuf, recvcount, dtype, UCOLL_OP_SUM, root);
+    a.send_counts = sendcounts;
+    a.send_displs = displs;
+    return new_request(comm, &a, 1, req);
+}
+
 static ucoll_status_t start_locked(ucoll_request_t *req)
 {
     ucoll_status_t st = check_request(req);
@@ -474,7 +1148,7 @@ static ucoll_status_t start_locked(ucoll_request_t *req)
         return UCOLL_ERR_STATE;
     if ((st = exec_may_start(req->comm)) != UCOLL_OK)
         return st;
-    if (req->count == 0 && req->coll != UCOLL_COLL_BARRIER && !comm_checks(req->comm)) {
+    if (req->empty && !comm_checks(req->comm)) {
         req->comm->seq++;
         req->status = UCOLL_OK;
         return UCOLL_OK;
@@ -532,8 +1206,7 @@ static ucoll_status_t request_free_locked(ucoll_request_t *req)
             exec_release(req);
         if (req->op_held)
             op_release(req->op);
-        sched_destroy(&req->sched);
-        free(req);
+        request_destroy(req);
         return UCOLL_OK;
     }
     if (st != UCOLL_OK)
@@ -547,9 +1220,8 @@ static ucoll_status_t request_free_locked(ucoll_request_t *req)
     exec_release(req);
     if (req->op_held)
         op_release(req->op);
-    sched_destroy(&req->sched);
     req->magic = 0;
-    free(req);
+    request_destroy(req);
     return UCOLL_OK;
 }
 

@@ -71,12 +71,31 @@ void exec_release(ucoll_request_t *req)
     }
 }
 
+static int is_block(const ucoll_request_t *req)
+{
+    return req->coll >= UCOLL_COLL_ALLGATHER;
+}
+
+/* the block collectives' user buffers, each with its own size (sched.h) */
+static ucoll_status_t register_block_buffers(ucoll_request_t *req)
+{
+    tp_ctx_t *tp = req->comm->ctx->tp;
+    ucoll_status_t st = UCOLL_OK;
+    if (!req->no_out && !req->out_scratch && req->out_bytes > 0)
+        st = tp_mem_map(tp, req->recvbuf, req->out_bytes, &req->user_memh[SCHED_BUF_OUT]);
+    if (st == UCOLL_OK && !req->no_in && (!req->in_place || req->out_scratch) && req->in_bytes > 0)
+        st = tp_mem_map(tp, (void *)req->sendbuf, req->in_bytes, &req->user_memh[SCHED_BUF_IN]);
+    return st;
+}
+
 /* persistent requests: the user's buffers are registered once, here */
 ucoll_status_t exec_register_user_buffers(ucoll_request_t *req)
 {
     tp_ctx_t *tp = req->comm->ctx->tp;
     const size_t bytes = req->count * req->elem_size;
     ucoll_status_t st = UCOLL_OK;
+    if (is_block(req))
+        return register_block_buffers(req);
     if (bytes == 0)
         return UCOLL_OK;
     const int recv_used = req->coll != UCOLL_COLL_REDUCE || req->comm->rank == req->root;
@@ -150,8 +169,14 @@ ucoll_status_t exec_prepare(ucoll_request_t *req)
         if (req->sched.scratch[b] > 0 &&
             (st = ensure_chunk(req, b, req->sched.scratch[b] * req->elem_size)) != UCOLL_OK)
             return st;
-    if (req->in_place && req->coll != UCOLL_COLL_BCAST && req->coll != UCOLL_COLL_BARRIER &&
-        (st = ensure_chunk(req, SCHED_BUF_IN, req->count * req->elem_size)) != UCOLL_OK)
+    if (req->in_place && is_block(req)) {
+        /* scatter's root keeps its own block in sendbuf: OUT is scratch; elsewhere IN is */
+        const int b = req->out_scratch ? SCHED_BUF_OUT : SCHED_BUF_IN;
+        const size_t bytes = req->out_scratch ? req->out_bytes : req->in_bytes;
+        if (bytes > 0 && (st = ensure_chunk(req, b, bytes)) != UCOLL_OK)
+            return st;
+    } else if (req->in_place && req->coll != UCOLL_COLL_BCAST && req->coll != UCOLL_COLL_BARRIER &&
+               (st = ensure_chunk(req, SCHED_BUF_IN, req->count * req->elem_size)) != UCOLL_OK)
         return st;
     size_t most = 1;
     for (size_t i = 0; i < req->sched.nsteps; i++) {
@@ -200,13 +225,44 @@ ucoll_status_t exec_may_start(ucoll_comm_t *comm)
     return UCOLL_OK;
 }
 
+static char empty_message; /* zero-byte messages need a valid address */
+
+/* IN and OUT of a block collective with their own sizes; a buffer that does not exist on this
+ * rank (gather's OUT off the root, scatter's IN) stays NULL, an empty one gets a valid address */
+static void map_block_buffers(ucoll_request_t *req)
+{
+    void *const none = &empty_message;
+    if (req->no_out) {
+        req->buf[SCHED_BUF_OUT] = NULL;
+        req->memh[SCHED_BUF_OUT] = NULL;
+    } else if (!req->out_scratch) {
+        req->buf[SCHED_BUF_OUT] = req->out_bytes > 0 ? req->recvbuf : none;
+        req->memh[SCHED_BUF_OUT] = req->user_memh[SCHED_BUF_OUT];
+    } else if (req->out_bytes == 0) {
+        req->buf[SCHED_BUF_OUT] = none;
+    }
+    if (req->no_in) {
+        req->buf[SCHED_BUF_IN] = NULL;
+        req->memh[SCHED_BUF_IN] = NULL;
+    } else if (req->in_bytes == 0) {
+        req->buf[SCHED_BUF_IN] = none;
+        req->memh[SCHED_BUF_IN] = NULL;
+    } else if (req->in_place && !req->out_scratch) {
+        /* the schedule may overwrite OUT before it has read all of IN */
+        memcpy(req->buf[SCHED_BUF_IN], (const char *)req->recvbuf + req->in_src_off, req->in_bytes);
+    } else {
+        req->buf[SCHED_BUF_IN] = (void *)req->sendbuf;
+        req->memh[SCHED_BUF_IN] = req->user_memh[SCHED_BUF_IN];
+    }
+}
+
 ucoll_status_t exec_start(ucoll_request_t *req)
 {
     ucoll_comm_t *comm = req->comm;
     ucoll_ctx_t *ctx = comm->ctx;
     ucoll_status_t st;
     /* a call with nothing to send runs only its UCOLL_CHECK comparison */
-    const int empty = req->coll != UCOLL_COLL_BARRIER && req->count == 0;
+    const int empty = req->empty;
 
     if ((st = exec_may_start(comm)) != UCOLL_OK || (!empty && (st = exec_prepare(req)) != UCOLL_OK))
         return st;
@@ -214,9 +270,15 @@ ucoll_status_t exec_start(ucoll_request_t *req)
         req->buf[b] = req->chunk[b] != NULL ? req->chunk[b]->addr : NULL;
         req->memh[b] = req->chunk[b] != NULL ? req->chunk[b]->memh : NULL;
     }
-    req->buf[SCHED_BUF_OUT] = req->recvbuf;
-    req->memh[SCHED_BUF_OUT] = req->user_memh[SCHED_BUF_OUT];
-    if (!empty && req->coll != UCOLL_COLL_BCAST && req->coll != UCOLL_COLL_BARRIER) {
+    if (__builtin_expect(is_block(req), 0)) {
+        if (!empty)
+            map_block_buffers(req);
+    } else {
+        req->buf[SCHED_BUF_OUT] = req->recvbuf;
+        req->memh[SCHED_BUF_OUT] = req->user_memh[SCHED_BUF_OUT];
+    }
+    if (!empty && req->coll != UCOLL_COLL_BCAST && req->coll != UCOLL_COLL_BARRIER &&
+        !is_block(req)) {
         if (req->in_place) { /* the schedule may overwrite OUT before it has read all of IN */
             memcpy(req->buf[SCHED_BUF_IN], req->recvbuf, req->count * req->elem_size);
         } else {
@@ -293,8 +355,6 @@ static ucoll_status_t reserve_ops(ucoll_request_t *req, size_t n)
     req->ops_cap = n;
     return UCOLL_OK;
 }
-
-static char empty_message; /* zero-byte messages need a valid address */
 
 /* receives of at most this many bytes are posted after the round's send */
 enum { SEND_FIRST_MAX_BYTES = 8192 };
@@ -469,7 +529,7 @@ ucoll_status_t exec_advance(ucoll_request_t *req)
         if (st == UCOLL_INPROGRESS)
             return st;
         req->checking = 0;
-        if (st != UCOLL_OK || (req->coll != UCOLL_COLL_BARRIER && req->count == 0))
+        if (st != UCOLL_OK || req->empty)
             return finish(req, st);
         if (req->deadline > 0) /* its own rounds start now */
             req->deadline = now_seconds() + req->comm->ctx->cfg.timeout_s;

@@ -1,8 +1,8 @@
 /*
  * Algorithm selection. An explicitly chosen algorithm is used unless it would reorder a
- * non-commutative op. `auto` is cost_select (alg/cost.h), a pure function of this call's
- * collective, the comm's size, the vector's bytes, the op's commutativity, the cost parameters
- * and the UCOLL_*_RHRD_MIN thresholds:
+ * non-commutative op or builds only for powers of two and the comm's size is none. `auto` is
+ * cost_select (alg/cost.h), a pure function of this call's collective, the comm's size, the
+ * vector's bytes, the op's commutativity, the cost parameters and the UCOLL_*_RHRD_MIN thresholds:
  *   exscan     the cost model over the candidates of cost_exscan_candidates():
  *              time = rounds*(alpha + m*beta) + path_ops*m*gamma, rounds and path_ops from
  *              each candidate's closed form; alpha, beta and the gamma of every predefined
@@ -52,6 +52,8 @@ select_auto(ucoll_comm_t *comm, ucoll_coll_t coll, ucoll_op_t op, ucoll_dtype_t 
     const size_t bytes = coll == UCOLL_COLL_BARRIER ? 0 : count * dtype_size(dtype);
     const char *name = cost_select(coll, comm->size, bytes, commutative, &cost,
                                    ctx->cfg.reduce_rhrd_min, ctx->cfg.allreduce_rhrd_min);
+    if (name == NULL)
+        return UCOLL_ERR_NOT_SUPPORTED; /* a collective with no algorithm in this build */
     if ((*alg = alg_lookup(coll, name, param)) == NULL)
         return UCOLL_ERR_INVALID_ARG; /* not reached: cost_select names registry entries */
     comm->last_auto[coll] =
@@ -77,9 +79,11 @@ ucoll_status_t select_algorithm(ucoll_comm_t *comm, ucoll_coll_t coll, ucoll_op_
     *param = comm->alg[coll].param;
     const int commutative =
         coll == UCOLL_COLL_BCAST || coll == UCOLL_COLL_BARRIER || op_is_commutative(op);
-    if (*alg != NULL && (commutative || ((*alg)->flags & ALG_ORDER_PRESERVING)))
+    if (*alg != NULL && (commutative || ((*alg)->flags & ALG_ORDER_PRESERVING)) &&
+        !(((*alg)->flags & ALG_POWER_OF_TWO) && (comm->size & (comm->size - 1)) != 0))
         return UCOLL_OK;
-    /* auto, or a reordering algorithm chosen for a non-commutative op */
+    /* auto, a reordering algorithm chosen for a non-commutative op, or one for powers of two
+     * only chosen on another size */
     const double gamma_ns = coll == UCOLL_COLL_EXSCAN ? op_gamma(comm->ctx, op, dtype) : 0;
     if (last->valid && last->op == op && last->dtype == dtype && last->count == count &&
         last->commutative == commutative && last->gamma_ns == gamma_ns) {

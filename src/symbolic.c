@@ -53,6 +53,8 @@ typedef struct {
 typedef struct {
     runvec_t runs[SCHED_NBUFS]; /* each sorted, covering [0, size[b]), equal neighbours merged */
     size_t size[SCHED_NBUFS];
+    uint8_t
+        absent[SCHED_NBUFS]; /* the buffer does not exist on this rank (gather's non-root OUT) */
     const sched_t *s;
     size_t pc;       /* next step to run */
     int64_t last;    /* round of the last XCHG reached, -1 = none */
@@ -76,15 +78,18 @@ typedef struct {
     size_t hcap;
     int p;
     ucoll_coll_t coll;
-    size_t count, elem_size;
+    size_t elem_size;
     int root, commutative;
+    const sched_args_t *args; /* p entries, args[r] is rank r's */
     symbolic_result_t *res;
     runvec_t t1, t2, t3, t4; /* temporaries (t3 belongs to map_write) */
     runvec_t arena;          /* message contents of the current round */
     ivec_t iarena, itmp;     /* heard-from snapshots of the current round; temporary */
     msg_t *msgs;
     size_t nmsgs, msgcap;
-    uint64_t *hpre; /* hpre[i] = sum of hash(j), j < i */
+    uint64_t *hpre;         /* hpre[i] = sum of hash(j), j < i */
+    struct block_seg *segs; /* the expected blocks of one rank's OUT (verdict) */
+    size_t segcap;
     int failed;
     int oom; /* the failure is ours, not the schedules' */
 } sim_t;
@@ -93,7 +98,19 @@ struct symbolic_ws {
     sim_t S;
     sched_t *scheds; /* for symbolic_run_ws: kept with their step arrays */
     size_t nscheds;
+    /* the per-rank arguments the entries without them make up (v forms: equal blocks) */
+    sched_args_t *args;
+    size_t nargs;
+    size_t *eq_counts, *eq_displs;
+    size_t neq;
 };
+
+/* one block of a rank's expected OUT: positions [off, off + len) hold elements elem0.. of the
+ * (+) of inputs lo..hi */
+typedef struct block_seg {
+    size_t off, len, elem0;
+    int lo, hi;
+} block_seg_t;
 
 /* ---------------------------------------------------------------- small helpers */
 
@@ -378,6 +395,9 @@ static int check_region(sim_t *S, int r, const sched_step_t *st, sched_region_t 
 {
     if (g.buf >= SCHED_NBUFS)
         return fail(S, r, st, "%s region names buffer %d, which does not exist", what, (int)g.buf);
+    if (S->procs[r].absent[g.buf] && (g.count > 0 || g.off > 0))
+        return fail(S, r, st, "%s region names %s, which does not exist on this rank of a %s", what,
+                    symbolic_buf_name(g.buf), alg_coll_name(S->coll));
     const size_t size = S->procs[r].size[g.buf];
     if (g.count > size || g.off > size - g.count)
         return fail(S, r, st, "%s region lies outside %s, which has %zu elements%s", what,
@@ -524,6 +544,275 @@ static int advance(sim_t *S, int r)
     return 0;
 }
 
+/* ---------------------------------------------------------------- block collectives */
+
+static int is_block_coll(ucoll_coll_t c)
+{
+    return c >= UCOLL_COLL_ALLGATHER && c <= UCOLL_COLL_SCATTERV;
+}
+
+/* max over the blocks of displs[i] + counts[i]; -1 when that does not fit a size_t. Empty
+ * blocks count too, so that a schedule may name [displs[i], displs[i]) for them. */
+static int extent(const size_t *counts, const size_t *displs, int p, size_t *ext)
+{
+    size_t m = 0;
+    for (int i = 0; i < p; i++) {
+        size_t e;
+        if (__builtin_add_overflow(displs[i], counts[i], &e))
+            return -1;
+        if (e > m)
+            m = e;
+    }
+    *ext = m;
+    return 0;
+}
+
+/* IN and OUT of rank r as the contract of sched.h gives them (io[SCHED_BUF_IN],
+ * io[SCHED_BUF_OUT]) and which of them do not exist; -1 when a size does not fit a size_t. The
+ * count arrays the rank needs are known to be there (check_args). */
+static int io_sizes(const sim_t *S, int r, size_t io[2], uint8_t absent[SCHED_NBUFS])
+{
+    const sched_args_t *a = &S->args[r];
+    const size_t c = a->count, p = (size_t)S->p;
+    const int root = r == S->root;
+    size_t pc = 0;
+    memset(absent, 0, SCHED_NBUFS);
+    if (__builtin_mul_overflow(p, c, &pc))
+        return -1;
+    io[SCHED_BUF_IN] = io[SCHED_BUF_OUT] = c;
+    switch (S->coll) {
+    case UCOLL_COLL_ALLGATHER:
+        io[SCHED_BUF_OUT] = pc;
+        return 0;
+    case UCOLL_COLL_ALLGATHERV:
+        return extent(a->recv_counts, a->recv_displs, S->p, &io[SCHED_BUF_OUT]);
+    case UCOLL_COLL_REDUCE_SCATTER_BLOCK:
+        io[SCHED_BUF_IN] = pc;
+        return 0;
+    case UCOLL_COLL_REDUCE_SCATTER: {
+        size_t sum = 0;
+        for (int i = 0; i < S->p; i++)
+            if (__builtin_add_overflow(sum, a->recv_counts[i], &sum))
+                return -1;
+        io[SCHED_BUF_IN] = sum;
+        io[SCHED_BUF_OUT] = a->recv_counts[r];
+        return 0;
+    }
+    case UCOLL_COLL_ALLTOALL:
+        io[SCHED_BUF_IN] = io[SCHED_BUF_OUT] = pc;
+        return 0;
+    case UCOLL_COLL_ALLTOALLV:
+        if (extent(a->send_counts, a->send_displs, S->p, &io[SCHED_BUF_IN]) != 0)
+            return -1;
+        return extent(a->recv_counts, a->recv_displs, S->p, &io[SCHED_BUF_OUT]);
+    case UCOLL_COLL_GATHER:
+    case UCOLL_COLL_GATHERV:
+        absent[SCHED_BUF_OUT] = !root;
+        io[SCHED_BUF_OUT] = 0;
+        if (!root)
+            return 0;
+        if (S->coll == UCOLL_COLL_GATHER) {
+            io[SCHED_BUF_OUT] = pc;
+            return 0;
+        }
+        return extent(a->recv_counts, a->recv_displs, S->p, &io[SCHED_BUF_OUT]);
+    case UCOLL_COLL_SCATTER:
+    case UCOLL_COLL_SCATTERV:
+        absent[SCHED_BUF_IN] = !root;
+        io[SCHED_BUF_IN] = 0;
+        if (!root)
+            return 0;
+        if (S->coll == UCOLL_COLL_SCATTER) {
+            io[SCHED_BUF_IN] = pc;
+            return 0;
+        }
+        return extent(a->send_counts, a->send_displs, S->p, &io[SCHED_BUF_IN]);
+    default:
+        return 0;
+    }
+}
+
+static int seg_cmp(const void *x, const void *y)
+{
+    const block_seg_t *a = x, *b = y;
+    return a->off < b->off ? -1 : a->off > b->off;
+}
+
+static int seg_push(sim_t *S, size_t *n, size_t off, size_t len, int lo, int hi, size_t elem0)
+{
+    if (len == 0)
+        return 0;
+    if (*n == S->segcap) {
+        size_t cap = S->segcap ? 2 * S->segcap : 64;
+        block_seg_t *g = realloc(S->segs, cap * sizeof(*g));
+        if (g == NULL)
+            return oom(S);
+        S->segs = g;
+        S->segcap = cap;
+    }
+    block_seg_t g = {off, len, elem0, lo, hi};
+    S->segs[(*n)++] = g;
+    return 0;
+}
+
+/*
+ * The blocks rank j's OUT must hold at the end, sorted by position, into S->segs (*n of them;
+ * empty blocks left out); everything of OUT outside them must stay untouched. Returns 1 when two
+ * blocks overlap (arguments no collective accepts), -1 on no memory.
+ */
+static int expected_blocks(sim_t *S, int j, size_t *n)
+{
+    const sched_args_t *A = S->args, *a = &S->args[j];
+    const int p = S->p, root = S->root;
+    const size_t c = a->count;
+    int rc = 0;
+    *n = 0;
+    switch (S->coll) {
+    case UCOLL_COLL_GATHER:
+        if (j != root)
+            break;
+        /* fall through */
+    case UCOLL_COLL_ALLGATHER: /* block i at i*c: element e of rank i's input */
+        for (int i = 0; i < p && rc == 0; i++)
+            rc = seg_push(S, n, (size_t)i * c, c, i, i, 0);
+        break;
+    case UCOLL_COLL_GATHERV:
+        if (j != root)
+            break;
+        /* fall through */
+    case UCOLL_COLL_ALLGATHERV:
+        for (int i = 0; i < p && rc == 0; i++)
+            rc = seg_push(S, n, a->recv_displs[i], a->recv_counts[i], i, i, 0);
+        break;
+    case UCOLL_COLL_REDUCE_SCATTER_BLOCK: /* element j*c + e of every input, combined */
+        rc = seg_push(S, n, 0, c, 0, p - 1, (size_t)j * c);
+        break;
+    case UCOLL_COLL_REDUCE_SCATTER: {
+        size_t first = 0;
+        for (int i = 0; i < j; i++)
+            first += a->recv_counts[i];
+        rc = seg_push(S, n, 0, a->recv_counts[j], 0, p - 1, first);
+        break;
+    }
+    case UCOLL_COLL_ALLTOALL: /* block i: rank i's block for j */
+        for (int i = 0; i < p && rc == 0; i++)
+            rc = seg_push(S, n, (size_t)i * c, c, i, i, (size_t)j * c);
+        break;
+    case UCOLL_COLL_ALLTOALLV:
+        for (int i = 0; i < p && rc == 0; i++)
+            rc = seg_push(S, n, a->recv_displs[i], a->recv_counts[i], i, i, A[i].send_displs[j]);
+        break;
+    case UCOLL_COLL_SCATTER: /* the root's block j */
+        rc = seg_push(S, n, 0, c, root, root, (size_t)j * c);
+        break;
+    case UCOLL_COLL_SCATTERV:
+        rc = seg_push(S, n, 0, c, root, root, A[root].send_displs[j]);
+        break;
+    default:
+        break;
+    }
+    if (rc != 0)
+        return -1;
+    qsort(S->segs, *n, sizeof(*S->segs), seg_cmp);
+    for (size_t k = 1; k < *n; k++)
+        if (S->segs[k].off < S->segs[k - 1].off + S->segs[k - 1].len)
+            return 1;
+    return 0;
+}
+
+static int bad_args(symbolic_result_t *res, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(res->error, sizeof(res->error), fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/*
+ * The per-rank arguments must describe one collective: ranks and sizes in place, the same root,
+ * element size and commutativity everywhere, the count arrays present where the rank needs them,
+ * and the two sides of every block agreeing on its length (what MPI requires of a correct call).
+ */
+static int check_args(sim_t *S, symbolic_result_t *res)
+{
+    const sched_args_t *A = S->args;
+    const int p = S->p;
+    const ucoll_coll_t coll = S->coll;
+    const int need_recv = coll == UCOLL_COLL_ALLGATHERV || coll == UCOLL_COLL_REDUCE_SCATTER ||
+                          coll == UCOLL_COLL_ALLTOALLV;
+    for (int r = 0; r < p; r++) {
+        const sched_args_t *a = &A[r];
+        if (a->rank != r || a->size != p)
+            return bad_args(res, "args[%d] is rank %d of %d, not rank %d of %d", r, a->rank,
+                            a->size, r, p);
+        if (a->root != S->root || a->elem_size != S->elem_size ||
+            (a->commutative != 0) != S->commutative)
+            return bad_args(res,
+                            "rank %d's root, element size or commutativity differs from "
+                            "rank 0's",
+                            r);
+        const int v_counts = coll == UCOLL_COLL_ALLGATHERV || coll == UCOLL_COLL_REDUCE_SCATTER ||
+                             coll == UCOLL_COLL_ALLTOALLV || coll == UCOLL_COLL_GATHERV ||
+                             coll == UCOLL_COLL_SCATTERV;
+        if (!v_counts && a->count != A[0].count)
+            return bad_args(res, "rank %d has count %zu, rank 0 %zu", r, a->count, A[0].count);
+        const int recv = need_recv || (coll == UCOLL_COLL_GATHERV && r == S->root);
+        const int send =
+            coll == UCOLL_COLL_ALLTOALLV || (coll == UCOLL_COLL_SCATTERV && r == S->root);
+        if ((recv && (a->recv_counts == NULL ||
+                      (coll != UCOLL_COLL_REDUCE_SCATTER && a->recv_displs == NULL))) ||
+            (send && (a->send_counts == NULL || a->send_displs == NULL)))
+            return bad_args(res, "rank %d lacks the count or displacement arrays of a %s", r,
+                            alg_coll_name(coll));
+        size_t io[2];
+        uint8_t absent[SCHED_NBUFS];
+        if (io_sizes(S, r, io, absent) != 0)
+            return bad_args(res, "rank %d: a buffer's size does not fit a size_t", r);
+    }
+    for (int j = 0; j < p; j++)
+        for (int i = 0; i < p; i++) {
+            size_t want, got;
+            switch (coll) {
+            case UCOLL_COLL_ALLGATHERV: /* rank j receives rank i's whole input */
+                want = A[i].count, got = A[j].recv_counts[i];
+                break;
+            case UCOLL_COLL_GATHERV:
+                if (j != S->root)
+                    continue;
+                want = A[i].count, got = A[j].recv_counts[i];
+                break;
+            case UCOLL_COLL_SCATTERV:
+                if (j != S->root)
+                    continue;
+                want = A[j].send_counts[i], got = A[i].count;
+                break;
+            case UCOLL_COLL_REDUCE_SCATTER: /* every rank passes the same counts */
+                want = A[0].recv_counts[i], got = A[j].recv_counts[i];
+                break;
+            case UCOLL_COLL_ALLTOALLV:
+                want = A[i].send_counts[j], got = A[j].recv_counts[i];
+                break;
+            default:
+                continue;
+            }
+            if (want != got)
+                return bad_args(res, "block %d -> %d: %zu elements sent, %zu received",
+                                coll == UCOLL_COLL_SCATTERV ? j : i,
+                                coll == UCOLL_COLL_SCATTERV ? i : j, want, got);
+        }
+    if (is_block_coll(coll))
+        for (int j = 0; j < p; j++) {
+            size_t n;
+            const int rc = expected_blocks(S, j, &n);
+            if (rc < 0)
+                return bad_args(res, "out of memory");
+            if (rc > 0)
+                return bad_args(res, "rank %d: two blocks of OUT overlap", j);
+        }
+    return 0;
+}
+
 /* ---------------------------------------------------------------- setup */
 
 static int alloc_result(symbolic_result_t *res, int p)
@@ -591,9 +880,12 @@ static int init_procs(sim_t *S, const sched_t *scheds)
         P->stamp = 0;
         P->last = -1;
         P->next = -1;
+        size_t io[2];
+        if (io_sizes(S, r, io, P->absent) != 0)
+            return fail(S, r, NULL, "internal error: the buffer sizes do not fit a size_t");
         for (int b = 0; b < SCHED_NBUFS; b++) {
             P->runs[b].n = 0;
-            P->size[b] = b < SCHED_FIRST_SCRATCH ? S->count : scheds[r].scratch[b];
+            P->size[b] = b < SCHED_FIRST_SCRATCH ? io[b] : scheds[r].scratch[b];
             if (P->size[b] == 0)
                 continue;
             run_t run = {0, P->size[b], 0, {0, 0, 0, 0, SV_UNDEF, 0}};
@@ -771,6 +1063,54 @@ static int expect_untouched(sim_t *S, int r)
     return 0;
 }
 
+/* OUT of rank r must hold the blocks expected_blocks gives and be untouched everywhere else */
+static int expect_blocks(sim_t *S, int r, int need_order)
+{
+    size_t n;
+    if (expected_blocks(S, r, &n) != 0)
+        return S->failed ? -1 : fail(S, r, NULL, "internal error: overlapping blocks");
+    const runvec_t *m = &S->procs[r].runs[SCHED_BUF_OUT];
+    const block_seg_t *g = S->segs;
+    size_t pos = 0, k = 0, s = 0;
+    while (k < m->n) {
+        const run_t *x = &m->r[k];
+        while (s < n && g[s].off + g[s].len <= pos)
+            s++;
+        const int inside = s < n && g[s].off <= pos;
+        size_t end = inside ? g[s].off + g[s].len : (s < n ? g[s].off : SIZE_MAX);
+        if (x->end < end)
+            end = x->end;
+        /* the piece [pos, end) of run x */
+        run_t piece = {pos, end, x->elem + (pos - x->start), x->v};
+        int good;
+        if (inside) {
+            const block_seg_t *b = &g[s];
+            const uint64_t h = S->hpre[b->hi + 1] - S->hpre[b->lo];
+            good = x->v.kind == SV_DATA && piece.elem == b->elem0 + (pos - b->off) &&
+                   x->v.lo == b->lo && x->v.hi == b->hi &&
+                   x->v.n == (uint64_t)(b->hi - b->lo + 1) && x->v.h == h &&
+                   (x->v.ordered || !need_order || b->lo == b->hi);
+        } else {
+            good = x->v.kind == SV_UNTOUCHED;
+        }
+        if (!good) {
+            char d[160], w[160];
+            describe(&piece, d, sizeof(d));
+            if (inside)
+                snprintf(w, sizeof(w), "element %zu of inputs %d..%d%s",
+                         g[s].elem0 + (pos - g[s].off), g[s].lo, g[s].hi,
+                         need_order && g[s].lo != g[s].hi ? " in order" : "");
+            else
+                snprintf(w, sizeof(w), "it untouched (outside every block)");
+            return fail(S, r, NULL, "OUT[%zu,%zu) %s; expected %s", pos, end, d, w);
+        }
+        pos = end;
+        if (pos == x->end)
+            k++;
+    }
+    return 0;
+}
+
 static int verdict(sim_t *S)
 {
     const int p = S->p, ord = !S->commutative;
@@ -803,6 +1143,18 @@ static int verdict(sim_t *S)
             if (S->res->rank_heard[r] != p)
                 rc =
                     fail(S, r, NULL, "has heard from %d of the %d ranks", S->res->rank_heard[r], p);
+            break;
+        case UCOLL_COLL_ALLGATHER:
+        case UCOLL_COLL_ALLGATHERV:
+        case UCOLL_COLL_REDUCE_SCATTER_BLOCK:
+        case UCOLL_COLL_REDUCE_SCATTER:
+        case UCOLL_COLL_ALLTOALL:
+        case UCOLL_COLL_ALLTOALLV:
+        case UCOLL_COLL_GATHER:
+        case UCOLL_COLL_GATHERV:
+        case UCOLL_COLL_SCATTER:
+        case UCOLL_COLL_SCATTERV:
+            rc = expect_blocks(S, r, ord);
             break;
         default:
             rc = fail(S, r, NULL, "no verdict for the %s collective", alg_coll_name(S->coll));
@@ -843,33 +1195,140 @@ void symbolic_ws_free(symbolic_ws_t *ws)
     free(S->itmp.v);
     free(S->msgs);
     free(S->hpre);
+    free(S->segs);
     for (size_t r = 0; r < ws->nscheds; r++)
         sched_destroy(&ws->scheds[r]);
     free(ws->scheds);
+    free(ws->args);
+    free(ws->eq_counts);
+    free(ws->eq_displs);
     free(ws);
 }
 
-static int run_scheds(sim_t *S, const sched_t *scheds, ucoll_coll_t coll, int p, size_t count,
-                      size_t elem_size, int root, int commutative, symbolic_result_t *res)
+static int is_v_coll(ucoll_coll_t c)
+{
+    return c == UCOLL_COLL_ALLGATHERV || c == UCOLL_COLL_REDUCE_SCATTER ||
+           c == UCOLL_COLL_ALLTOALLV || c == UCOLL_COLL_GATHERV || c == UCOLL_COLL_SCATTERV;
+}
+
+/* rank r's arguments where every block has `count` elements: eq_counts[i] = count and
+ * eq_displs[i] = i * count (p entries each, only read for the v forms) */
+static void fill_args(sched_args_t *a, ucoll_coll_t coll, int r, int p, size_t count,
+                      size_t elem_size, int root, int commutative, int param,
+                      const size_t *eq_counts, const size_t *eq_displs)
+{
+    memset(a, 0, sizeof(*a));
+    a->rank = r;
+    a->size = p;
+    a->root = root;
+    a->count = count;
+    a->elem_size = elem_size;
+    a->param = param;
+    a->commutative = commutative != 0;
+    switch (coll) {
+    case UCOLL_COLL_ALLGATHERV:
+        a->recv_counts = eq_counts, a->recv_displs = eq_displs;
+        break;
+    case UCOLL_COLL_REDUCE_SCATTER:
+        a->recv_counts = eq_counts;
+        break;
+    case UCOLL_COLL_ALLTOALLV:
+        a->recv_counts = a->send_counts = eq_counts;
+        a->recv_displs = a->send_displs = eq_displs;
+        break;
+    case UCOLL_COLL_GATHERV: /* only the root's are significant */
+        if (r == root)
+            a->recv_counts = eq_counts, a->recv_displs = eq_displs;
+        break;
+    case UCOLL_COLL_SCATTERV:
+        if (r == root)
+            a->send_counts = eq_counts, a->send_displs = eq_displs;
+        break;
+    default:
+        break;
+    }
+}
+
+/* equal blocks of `count` elements for p ranks in eq_counts / eq_displs; -1 on no memory or
+ * when p * count does not fit a size_t */
+static int equal_blocks(size_t **counts, size_t **displs, size_t *cap, int p, size_t count)
+{
+    size_t total;
+    if (__builtin_mul_overflow((size_t)p, count, &total))
+        return -1;
+    if ((size_t)p > *cap) {
+        size_t *c = realloc(*counts, (size_t)p * sizeof(*c));
+        if (c != NULL)
+            *counts = c;
+        size_t *d = realloc(*displs, (size_t)p * sizeof(*d));
+        if (d != NULL)
+            *displs = d;
+        if (c == NULL || d == NULL)
+            return -1;
+        *cap = (size_t)p;
+    }
+    for (int i = 0; i < p; i++) {
+        (*counts)[i] = count;
+        (*displs)[i] = (size_t)i * count;
+    }
+    return 0;
+}
+
+/* every rank's arguments for the entries that take one count (v forms: equal blocks) */
+static const sched_args_t *ws_args(symbolic_ws_t *ws, ucoll_coll_t coll, int p, size_t count,
+                                   size_t elem_size, int root, int commutative, int param)
+{
+    if (p < 1)
+        return NULL;
+    if ((size_t)p > ws->nargs) {
+        sched_args_t *a = realloc(ws->args, (size_t)p * sizeof(*a));
+        if (a == NULL)
+            return NULL;
+        ws->args = a;
+        ws->nargs = (size_t)p;
+    }
+    if (is_v_coll(coll) && equal_blocks(&ws->eq_counts, &ws->eq_displs, &ws->neq, p, count) != 0)
+        return NULL;
+    for (int r = 0; r < p; r++)
+        fill_args(&ws->args[r], coll, r, p, count, elem_size, root, commutative, param,
+                  ws->eq_counts, ws->eq_displs);
+    return ws->args;
+}
+
+/* clears res and takes coll, p and args into S; -1 (res->error says why) when they do not
+ * describe one collective */
+static int prepare(sim_t *S, ucoll_coll_t coll, int p, const sched_args_t *args,
+                   symbolic_result_t *res)
 {
     memset(res, 0, sizeof(*res));
-    if (p < 1 || alg_coll_name(coll) == NULL || root < 0 || root >= p || scheds == NULL) {
-        snprintf(res->error, sizeof(res->error),
-                 "invalid arguments (p = %d, collective %d, root %d)", p, (int)coll, root);
-        return -1;
-    }
+    if (p < 1 || alg_coll_name(coll) == NULL || args == NULL || args[0].root < 0 ||
+        args[0].root >= p)
+        return bad_args(res, "invalid arguments (p = %d, collective %d, root %d)", p, (int)coll,
+                        args != NULL && p >= 1 ? args[0].root : -1);
     S->p = p;
     S->coll = coll;
-    S->count = count;
-    S->elem_size = elem_size;
-    S->root = root;
-    S->commutative = commutative != 0;
+    S->args = args;
+    S->elem_size = args[0].elem_size;
+    S->root = args[0].root;
+    S->commutative = args[0].commutative != 0;
     S->res = res;
     S->failed = 0;
     S->oom = 0;
+    const int rc = check_args(S, res);
+    S->res = NULL;
+    return rc;
+}
+
+static int run_scheds(sim_t *S, const sched_t *scheds, ucoll_coll_t coll, int p,
+                      const sched_args_t *args, symbolic_result_t *res)
+{
+    if (prepare(S, coll, p, args, res) != 0)
+        return -1;
+    if (scheds == NULL)
+        return bad_args(res, "no schedules");
+    S->res = res;
     uint32_t nrounds = 0;
     int rc = 0;
-
     if (alloc_result(res, p) != 0) {
         oom(S);
         goto out;
@@ -922,19 +1381,42 @@ out:
     if (S->oom)
         rc = -1;
     S->res = NULL;
+    S->args = NULL;
     return rc;
+}
+
+static int no_memory(symbolic_result_t *res)
+{
+    memset(res, 0, sizeof(*res));
+    snprintf(res->error, sizeof(res->error), "out of memory");
+    return -1;
 }
 
 int symbolic_run_scheds(const sched_t *scheds, ucoll_coll_t coll, int p, size_t count,
                         size_t elem_size, int root, int commutative, symbolic_result_t *res)
 {
     symbolic_ws_t *ws = symbolic_ws_new();
-    if (ws == NULL) {
+    if (ws == NULL)
+        return no_memory(res);
+    const sched_args_t *args = ws_args(ws, coll, p, count, elem_size, root, commutative, 0);
+    int rc;
+    if (args != NULL) {
+        rc = run_scheds(&ws->S, scheds, coll, p, args, res);
+    } else {
         memset(res, 0, sizeof(*res));
-        snprintf(res->error, sizeof(res->error), "out of memory");
-        return -1;
+        rc = bad_args(res, "invalid arguments or out of memory (p = %d)", p);
     }
-    int rc = run_scheds(&ws->S, scheds, coll, p, count, elem_size, root, commutative, res);
+    symbolic_ws_free(ws);
+    return rc;
+}
+
+int symbolic_run_scheds_args(const sched_t *scheds, ucoll_coll_t coll, int p,
+                             const sched_args_t *args, symbolic_result_t *res)
+{
+    symbolic_ws_t *ws = symbolic_ws_new();
+    if (ws == NULL)
+        return no_memory(res);
+    int rc = run_scheds(&ws->S, scheds, coll, p, args, res);
     symbolic_ws_free(ws);
     return rc;
 }
@@ -942,38 +1424,38 @@ int symbolic_run_scheds(const sched_t *scheds, ucoll_coll_t coll, int p, size_t 
 int symbolic_build(const alg_desc_t *alg, int param, int p, int rank, size_t count,
                    size_t elem_size, int root, int commutative, sched_t *s)
 {
+    size_t *counts = NULL, *displs = NULL, cap = 0;
+    if (is_v_coll(alg->coll) && equal_blocks(&counts, &displs, &cap, p, count) != 0) {
+        free(counts);
+        free(displs);
+        return -1;
+    }
     sched_args_t args;
-    memset(&args, 0, sizeof(args));
-    args.rank = rank;
-    args.size = p;
-    args.root = root;
-    args.count = count;
-    args.elem_size = elem_size;
-    args.param = param;
-    args.commutative = commutative != 0;
-    return alg->build(s, &args);
+    fill_args(&args, alg->coll, rank, p, count, elem_size, root, commutative, param, counts,
+              displs);
+    int rc = alg->build(s, &args);
+    free(counts);
+    free(displs);
+    return rc;
 }
 
-int symbolic_run_ws(symbolic_ws_t *ws, const alg_desc_t *alg, int param, ucoll_coll_t coll, int p,
-                    size_t count, size_t elem_size, int root, int commutative,
-                    symbolic_result_t *res)
+/* builds every rank's schedule from args[r] into ws->scheds and runs them */
+static int build_and_run(symbolic_ws_t *ws, const alg_desc_t *alg, ucoll_coll_t coll, int p,
+                         const sched_args_t *args, symbolic_result_t *res)
 {
     memset(res, 0, sizeof(*res));
-    if (ws == NULL || alg == NULL || alg->build == NULL || p < 1 || root < 0 || root >= p) {
-        snprintf(res->error, sizeof(res->error), "invalid arguments (p = %d, root = %d)", p, root);
+    if (ws == NULL || alg == NULL || alg->build == NULL || p < 1 || args == NULL)
+        return bad_args(res, "invalid arguments (p = %d)", p);
+    if (alg->coll != coll)
+        return bad_args(res, "algorithm %s is not one of %s", alg->name,
+                        alg_coll_name(coll) ? alg_coll_name(coll) : "the collectives");
+    /* no builder sees arguments that do not describe one collective */
+    if (prepare(&ws->S, coll, p, args, res) != 0)
         return -1;
-    }
-    if (alg->coll != coll) {
-        snprintf(res->error, sizeof(res->error), "algorithm %s is not one of %s", alg->name,
-                 alg_coll_name(coll) ? alg_coll_name(coll) : "the collectives");
-        return -1;
-    }
     if ((size_t)p > ws->nscheds) {
         sched_t *sc = realloc(ws->scheds, (size_t)p * sizeof(*sc));
-        if (sc == NULL) {
-            snprintf(res->error, sizeof(res->error), "out of memory");
-            return -1;
-        }
+        if (sc == NULL)
+            return no_memory(res);
         for (size_t r = ws->nscheds; r < (size_t)p; r++)
             sched_init(&sc[r]);
         ws->scheds = sc;
@@ -981,27 +1463,51 @@ int symbolic_run_ws(symbolic_ws_t *ws, const alg_desc_t *alg, int param, ucoll_c
     }
     for (int r = 0; r < p; r++) {
         sched_clear(&ws->scheds[r]);
-        if (symbolic_build(alg, param, p, r, count, elem_size, root, commutative, &ws->scheds[r]) !=
-            0) {
-            snprintf(res->error, sizeof(res->error), "rank %d: %s", r,
-                     ws->scheds[r].failed ? "out of memory building the schedule"
-                                          : "the builder refused these arguments");
-            return -1;
-        }
+        if (alg->build(&ws->scheds[r], &args[r]) != 0)
+            return bad_args(res, "rank %d: %s", r,
+                            ws->scheds[r].failed ? "out of memory building the schedule"
+                                                 : "the builder refused these arguments");
     }
-    return run_scheds(&ws->S, ws->scheds, coll, p, count, elem_size, root, commutative, res);
+    return run_scheds(&ws->S, ws->scheds, coll, p, args, res);
+}
+
+int symbolic_run_ws(symbolic_ws_t *ws, const alg_desc_t *alg, int param, ucoll_coll_t coll, int p,
+                    size_t count, size_t elem_size, int root, int commutative,
+                    symbolic_result_t *res)
+{
+    memset(res, 0, sizeof(*res));
+    if (ws == NULL || p < 1 || root < 0 || root >= p)
+        return bad_args(res, "invalid arguments (p = %d, root = %d)", p, root);
+    const sched_args_t *args = ws_args(ws, coll, p, count, elem_size, root, commutative, param);
+    if (args == NULL)
+        return bad_args(res, "out of memory, or p * count does not fit a size_t");
+    return build_and_run(ws, alg, coll, p, args, res);
 }
 
 int symbolic_run(const alg_desc_t *alg, int param, ucoll_coll_t coll, int p, size_t count,
                  size_t elem_size, int root, int commutative, symbolic_result_t *res)
 {
     symbolic_ws_t *ws = symbolic_ws_new();
-    if (ws == NULL) {
-        memset(res, 0, sizeof(*res));
-        snprintf(res->error, sizeof(res->error), "out of memory");
-        return -1;
-    }
+    if (ws == NULL)
+        return no_memory(res);
     int rc = symbolic_run_ws(ws, alg, param, coll, p, count, elem_size, root, commutative, res);
+    symbolic_ws_free(ws);
+    return rc;
+}
+
+int symbolic_run_args_ws(symbolic_ws_t *ws, const alg_desc_t *alg, ucoll_coll_t coll, int p,
+                         const sched_args_t *args, symbolic_result_t *res)
+{
+    return build_and_run(ws, alg, coll, p, args, res);
+}
+
+int symbolic_run_args(const alg_desc_t *alg, ucoll_coll_t coll, int p, const sched_args_t *args,
+                      symbolic_result_t *res)
+{
+    symbolic_ws_t *ws = symbolic_ws_new();
+    if (ws == NULL)
+        return no_memory(res);
+    int rc = build_and_run(ws, alg, coll, p, args, res);
     symbolic_ws_free(ws);
     return rc;
 }

@@ -25,6 +25,23 @@
  *   barrier    every rank has (transitively) heard from every rank
  * "= inputs a..b" means every element i holds element i of exactly the inputs a..b, each once
  * (n and the hash sum match); with a non-commutative op it must also be ordered.
+ *
+ * The block collectives: IN and OUT have the sizes of the contract in sched.h, a buffer that
+ * does not exist on a rank (gather's OUT, scatter's IN off the root) may not be named, and IN
+ * element e of rank r holds "element e of rank r's input". With c = count, {i, e} = element e of
+ * rank i's input and OUT_j = rank j's OUT, the verdicts are:
+ *   allgather             OUT_j[i*c + e] = {i, e}
+ *   allgatherv            OUT_j[recv_displs_j[i] + e] = {i, e}, e < recv_counts_j[i]
+ *   reduce_scatter_block  OUT_j[e] = element j*c + e of inputs 0..p-1
+ *   reduce_scatter        OUT_j[e] = element (sum of counts[i], i < j) + e of inputs 0..p-1
+ *   alltoall              OUT_j[i*c + e] = {i, j*c + e}
+ *   alltoallv             OUT_j[recv_displs_j[i] + e] = {i, send_displs_i[j] + e}
+ *   gather(v)             the root's OUT as allgather(v)'s
+ *   scatter               OUT_j[e] = {root, j*c + e}
+ *   scatterv              OUT_j[e] = {root, send_displs_root[j] + e}
+ * and every element of OUT outside these blocks stays untouched. Arguments that describe no
+ * correct call (a block's two sides disagreeing on its length, overlapping blocks of OUT, count
+ * arrays missing where the rank needs them) make the run fail with -1 before anything is built.
  */
 #ifndef UCOLL_SYMBOLIC_H
 #define UCOLL_SYMBOLIC_H
@@ -59,9 +76,10 @@ typedef struct {
 
 /*
  * Builds the schedule of every rank with alg->build (args: rank, p, root, count, elem_size,
- * param, commutative) and runs them. Returns 0 when the run completed (the verdict is res->ok),
- * -1 when it could not be run (bad arguments, a builder refused, no memory; res->error says
- * which). In both cases free res with symbolic_result_free.
+ * param, commutative; for the v forms every block has `count` elements, block i at i*count, and
+ * gatherv's / scatterv's arrays are given to the root only) and runs them. Returns 0 when the run
+ * completed (the verdict is res->ok), -1 when it could not be run (bad arguments, a builder
+ * refused, no memory; res->error says which). In both cases free res with symbolic_result_free.
  */
 int symbolic_run(const alg_desc_t *alg, int param, ucoll_coll_t coll, int p, size_t count,
                  size_t elem_size, int root, int commutative, symbolic_result_t *res);
@@ -69,6 +87,14 @@ int symbolic_run(const alg_desc_t *alg, int param, ucoll_coll_t coll, int p, siz
 /* the same on schedules already built (scheds[r] is rank r's), e.g. hand-made ones in tests */
 int symbolic_run_scheds(const sched_t *scheds, ucoll_coll_t coll, int p, size_t count,
                         size_t elem_size, int root, int commutative, symbolic_result_t *res);
+
+/* the same with every rank's own arguments (p entries, args[r].rank == r, and the same root,
+ * element size and commutativity on all): for the v forms, whose counts differ per rank. The
+ * parameter of each rank's build is args[r].param. */
+int symbolic_run_args(const alg_desc_t *alg, ucoll_coll_t coll, int p, const sched_args_t *args,
+                      symbolic_result_t *res);
+int symbolic_run_scheds_args(const sched_t *scheds, ucoll_coll_t coll, int p,
+                             const sched_args_t *args, symbolic_result_t *res);
 
 void symbolic_result_free(symbolic_result_t *res);
 
@@ -83,7 +109,12 @@ int symbolic_run_ws(symbolic_ws_t *ws, const alg_desc_t *alg, int param, ucoll_c
                     size_t count, size_t elem_size, int root, int commutative,
                     symbolic_result_t *res);
 
-/* builds rank `rank`'s schedule into s (initialised by the caller); returns the builder's value */
+/* symbolic_run_args with the memory of ws */
+int symbolic_run_args_ws(symbolic_ws_t *ws, const alg_desc_t *alg, ucoll_coll_t coll, int p,
+                         const sched_args_t *args, symbolic_result_t *res);
+
+/* builds rank `rank`'s schedule (v forms: equal blocks, as symbolic_run) into s (initialised by the
+ * caller); returns the builder's value */
 int symbolic_build(const alg_desc_t *alg, int param, int p, int rank, size_t count,
                    size_t elem_size, int root, int commutative, sched_t *s);
 

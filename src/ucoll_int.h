@@ -110,6 +110,15 @@ struct ucoll_request {
     int root;
     int in_place;
     size_t elem_size;
+    /* 1 when no rank has anything to send (every rank knows it alike): only UCOLL_CHECK runs */
+    int empty;
+    /* the block collectives (coll >= UCOLL_COLL_ALLGATHER): IN and OUT on this rank, in bytes
+     * (no_in / no_out: the buffer does not exist here, sched.h); in place, IN is scratch filled
+     * from recvbuf + in_src_off, except at a scatter(v) root, whose OUT is scratch instead */
+    size_t in_bytes, out_bytes, in_src_off;
+    int no_in, no_out, out_scratch;
+    size_t *vcounts; /* the request's copy of the count arrays sched_args points into */
+    size_t vcounts_cap;
     const alg_desc_t *alg;
     int param;
     /* schedule, built once per argument set */

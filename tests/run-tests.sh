@@ -6,7 +6,7 @@
 # tests/mp/mp_test without a launcher and under mpirun at np = 2, 3, 4, 5, 7, 8, 16 (plus runs
 # over UCX_TLS=tcp,self, with UCX_RNDV_THRESH=0, UCOLL_SHM=0 and two UCOLL_SEGMENT_SIZE values),
 # checks per rank that the on-host channel is used exactly when it should be, runs
-# the demo, and finally installs ucoll into a staging directory and builds
+# tests/mp/block_test (the block collectives) at np = 1..9, 16 and 17, runs the demo, and finally installs ucoll into a staging directory and builds
 # tests/api_user/api_user.c against it with `pkg-config ucoll`, running it at np = 1..8.
 #
 # Every launch runs under `timeout -k 5` in its own process group and counts as one test; each
@@ -190,13 +190,18 @@ run_job() {
 }
 
 # Every algorithm of this build, as `ucoll_info -a` lists them ("doubling:Q" run as doubling:3);
-# mp_test and api_user fall back to their built-in lists without ucoll_info.
+# mp_test and api_user fall back to their built-in lists without ucoll_info. They test the first
+# six collectives (ALG_LISTS), block_test the block collectives (BLOCK_ALGS).
 ALG_LISTS=()
+BLOCK_ALGS=()
 if [ -x ./ucoll_info ]; then
     while read -r coll list; do
-        ALG_LISTS+=("$coll=$list")
+        case $coll in
+        exscan | scan | reduce | allreduce | bcast | barrier) ALG_LISTS+=("$coll=$list") ;;
+        *) BLOCK_ALGS+=(--alg-list "$coll=$list") ;;
+        esac
     done < <(./ucoll_info -a | awk '
-        /^[a-z]+:$/ { if (c != "") print c, l; c = substr($0, 1, length($0) - 1); l = ""; next }
+        /^[a-z_]+:$/ { if (c != "") print c, l; c = substr($0, 1, length($0) - 1); l = ""; next }
         /^  [^ ]/ { n = $1; sub(/:Q$/, ":3", n); l = l (l == "" ? "" : ",") n }
         END { if (c != "") print c, l }')
 fi
@@ -207,6 +212,7 @@ done
 section "algorithms under test"
 if [ "${#ALG_LISTS[@]}" -gt 0 ]; then
     printf '      %s\n' "${ALG_LISTS[@]}"
+    printf '      %s\n' "${BLOCK_ALGS[@]}" | grep -v '^ *--alg-list$'
 else
     echo "      no ./ucoll_info: the built-in lists of mp_test and api_user"
 fi
@@ -373,6 +379,34 @@ for np in $HALF_NPS; do
 done
 run_job "half_test np=3 UCOLL_CHECK=1" 3 300 "UCOLL_CHECK=1 UCOLL_SEGMENT_SIZE=1024" \
     tests/mp/half_test --expect-size 3 --quick
+
+# ---------------------------------------------------------------- block collectives
+# block_test: allgather(v), reduce_scatter(_block), alltoall(v), gather(v), scatter(v), every
+# algorithm of `ucoll_info -a` (auto included), in place or not, blocking / nonblocking /
+# persistent, against references each rank computes; counts 0, 1, p-1, 1000 and one element
+# above UCOLL_SEGMENT_SIZE (the default up to 5 ranks, 32 KiB from 6: at 9 ranks the default's
+# blocks took 112 s under load, 32 KiB's 19 s). At 16 and 17 ranks a third of the cases, with
+# 8 KiB segments.
+section "block collectives"
+BLOCK_NPS="2 3 4 5 6 7 8 9"
+[ "$quick" = 1 ] && BLOCK_NPS="2 3 4"
+run_job "block_test np=1 (no launcher)" none 300 "" tests/mp/block_test "${BLOCK_ALGS[@]}" \
+    --expect-size 1
+for np in $BLOCK_NPS; do
+    seg_env=""
+    [ "$np" -ge 6 ] && seg_env="UCOLL_SEGMENT_SIZE=32768"
+    run_job "block_test np=$np${seg_env:+ $seg_env}" "$np" 600 "$seg_env" tests/mp/block_test \
+        "${BLOCK_ALGS[@]}" --expect-size "$np"
+done
+# UCOLL_CHECK=1: matching calls of every block collective compared first, results unchanged
+run_job "block_test np=3 UCOLL_CHECK=1" 3 600 "UCOLL_CHECK=1" tests/mp/block_test \
+    "${BLOCK_ALGS[@]}" --expect-size 3 --counts 0,1,p-1,1000
+if [ "$quick" = 0 ]; then
+    for np in 16 17; do
+        run_job "block_test np=$np (a third of the cases)" "$np" 900 "UCOLL_SEGMENT_SIZE=8192" \
+            tests/mp/block_test "${BLOCK_ALGS[@]}" --expect-size "$np" --small
+    done
+fi
 
 # ---------------------------------------------------------------- API tests
 # mp_api_test: every collective nonblocking and persistent, 64 concurrent collectives on two

@@ -11,6 +11,7 @@
 enum {
     ALG_ORDER_PRESERVING = 1, /* correct for non-commutative (+) */
     ALG_PARAM_REQUIRED = 2,   /* name takes ":Q" (e.g. doubling:3) */
+    ALG_POWER_OF_TWO = 4,     /* builds only for p = 2^k (other p: the builder returns -1) */
 };
 
 typedef struct {
@@ -51,6 +52,30 @@ int reduce_rhrd_classic_build(sched_t *s, const sched_args_t *a);
 int allreduce_rhrd_classic_build(sched_t *s, const sched_args_t *a);
 int bcast_binomial_build(sched_t *s, const sched_args_t *a);
 int barrier_dissemination_build(sched_t *s, const sched_args_t *a);
+/* the v forms take NULL count arrays as "every block `count` elements, packed" */
+int allgather_ring_build(sched_t *s, const sched_args_t *a);
+int allgather_recursive_doubling_build(sched_t *s, const sched_args_t *a); /* p = 2^k */
+int allgather_bruck_build(sched_t *s, const sched_args_t *a);
+int allgatherv_ring_build(sched_t *s, const sched_args_t *a);
+int allgatherv_bruck_build(sched_t *s, const sched_args_t *a);
+int reduce_scatter_block_ring_build(sched_t *s, const sched_args_t *a);
+int reduce_scatter_block_recursive_halving_build(sched_t *s, const sched_args_t *a); /* 2^k */
+int reduce_scatter_block_bruck_build(sched_t *s, const sched_args_t *a);
+int reduce_scatter_ring_build(sched_t *s, const sched_args_t *a);
+int reduce_scatter_recursive_halving_build(sched_t *s, const sched_args_t *a); /* p = 2^k */
+int reduce_scatter_bruck_build(sched_t *s, const sched_args_t *a);
+int allreduce_rs_ag_build(sched_t *s, const sched_args_t *a);
+int allreduce_ring_build(sched_t *s, const sched_args_t *a);
+int bcast_scatter_allgather_build(sched_t *s, const sched_args_t *a);
+int alltoall_pairwise_build(sched_t *s, const sched_args_t *a);
+int alltoall_bruck_build(sched_t *s, const sched_args_t *a);
+int alltoallv_pairwise_build(sched_t *s, const sched_args_t *a);
+int gather_binomial_build(sched_t *s, const sched_args_t *a);
+int scatter_binomial_build(sched_t *s, const sched_args_t *a);
+int gather_linear_build(sched_t *s, const sched_args_t *a);
+int scatter_linear_build(sched_t *s, const sched_args_t *a);
+int gatherv_linear_build(sched_t *s, const sched_args_t *a);
+int scatterv_linear_build(sched_t *s, const sched_args_t *a);
 
 /* q' of best-doubling for p processes */
 int exscan_best_doubling_qprime(int p);

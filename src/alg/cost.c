@@ -23,11 +23,30 @@ int sched_figures(const alg_desc_t *alg, int param, int p, size_t count, size_t 
     unsigned *sent = calloc((size_t)p, sizeof(*sent)); /* path value sent this round */
     int rc = -1;
 
+    /* the v forms: every block `count` elements, block i at i * count */
+    size_t *eq_counts = calloc((size_t)p, sizeof(size_t)),
+           *eq_displs = calloc((size_t)p, sizeof(size_t));
+
     memset(fig, 0, sizeof(*fig));
-    if (s == NULL || pc == NULL || ops == NULL || path == NULL || sent == NULL)
+    if (s == NULL || pc == NULL || ops == NULL || path == NULL || sent == NULL ||
+        eq_counts == NULL || eq_displs == NULL)
         goto out;
+    for (int i = 0; i < p; i++) {
+        eq_counts[i] = count;
+        eq_displs[i] = (size_t)i * count;
+    }
     for (int r = 0; r < p; r++) {
         sched_args_t a = {r, p, root, count, elem_size, param, commutative, NULL, NULL, NULL, NULL};
+        const ucoll_coll_t coll = alg->coll;
+        if (coll == UCOLL_COLL_ALLGATHERV || coll == UCOLL_COLL_REDUCE_SCATTER ||
+            coll == UCOLL_COLL_ALLTOALLV || (coll == UCOLL_COLL_GATHERV && r == root)) {
+            a.recv_counts = eq_counts;
+            a.recv_displs = eq_displs;
+        }
+        if (coll == UCOLL_COLL_ALLTOALLV || (coll == UCOLL_COLL_SCATTERV && r == root)) {
+            a.send_counts = eq_counts;
+            a.send_displs = eq_displs;
+        }
         sched_init(&s[r]);
         atomic_fetch_add(&figures_builds, 1);
         if (alg->build(&s[r], &a) != 0)
@@ -72,6 +91,8 @@ out:
     free(ops);
     free(path);
     free(sent);
+    free(eq_counts);
+    free(eq_displs);
     return rc;
 }
 
@@ -143,6 +164,123 @@ const char *cost_auto_exscan(int p, double bytes, const cost_params_t *cost, sch
     return names[best];
 }
 
+/* ---------------------------------------------------------------- block collectives */
+
+int cost_has_blocks(ucoll_coll_t coll)
+{
+    return coll >= UCOLL_COLL_ALLGATHER && coll <= UCOLL_COLL_SCATTERV;
+}
+
+int cost_reduces(ucoll_coll_t coll)
+{
+    return coll == UCOLL_COLL_EXSCAN || coll == UCOLL_COLL_SCAN || coll == UCOLL_COLL_REDUCE ||
+           coll == UCOLL_COLL_ALLREDUCE || coll == UCOLL_COLL_REDUCE_SCATTER_BLOCK ||
+           coll == UCOLL_COLL_REDUCE_SCATTER;
+}
+
+/* #{ j < p : bit k of j is 1 } */
+static uint64_t with_bit(uint64_t p, unsigned k)
+{
+    const uint64_t period = UINT64_C(2) << k, half = UINT64_C(1) << k;
+    const uint64_t rest = p % period;
+    return (p / period) * half + (rest > half ? rest - half : 0);
+}
+
+int cost_block_figures(const alg_desc_t *alg, int p, block_figures_t *f)
+{
+    memset(f, 0, sizeof(*f));
+    if (alg == NULL || p < 1 || !cost_has_blocks(alg->coll))
+        return -1;
+    const ucoll_coll_t c = alg->coll;
+    const char *n = alg->name;
+    const unsigned q = sched_ceil_log2((uint64_t)p);
+    const uint64_t pm1 = (uint64_t)p - 1;
+    const int pow2 = (p & (p - 1)) == 0;
+    const int reduces = c == UCOLL_COLL_REDUCE_SCATTER_BLOCK || c == UCOLL_COLL_REDUCE_SCATTER;
+    /* p - 1 rounds of one block: ring, pairwise exchange, the root one peer per round */
+    if (strcmp(n, "ring") == 0 || strcmp(n, "pairwise") == 0 || strcmp(n, "linear") == 0) {
+        if (strcmp(n, "ring") == 0 && c != UCOLL_COLL_ALLGATHER && c != UCOLL_COLL_ALLGATHERV &&
+            !reduces)
+            return -1;
+        if (strcmp(n, "pairwise") == 0 && c != UCOLL_COLL_ALLTOALL && c != UCOLL_COLL_ALLTOALLV)
+            return -1;
+        if (strcmp(n, "linear") == 0 && (c < UCOLL_COLL_GATHER || c > UCOLL_COLL_SCATTERV))
+            return -1;
+        f->rounds = (unsigned)pm1;
+        f->volume = pm1;
+        f->ops = reduces ? pm1 : 0;
+        return 0;
+    }
+    /* log2 p rounds of 1, 2, 4, ... blocks (halving: ..., 4, 2, 1), p = 2^k only */
+    if ((strcmp(n, "recursive-doubling") == 0 && c == UCOLL_COLL_ALLGATHER) ||
+        (strcmp(n, "recursive-halving") == 0 && reduces)) {
+        if (!pow2)
+            return 1;
+        f->rounds = q;
+        f->volume = pm1;
+        f->ops = reduces ? pm1 : 0;
+        return 0;
+    }
+    if (strcmp(n, "bruck") == 0 &&
+        (c == UCOLL_COLL_ALLGATHER || c == UCOLL_COLL_ALLGATHERV || reduces)) {
+        f->rounds = q;
+        f->volume = pm1;
+        f->ops = reduces ? pm1 : 0;
+        return 0;
+    }
+    if (strcmp(n, "bruck") == 0 && c == UCOLL_COLL_ALLTOALL) {
+        /* round k moves every block whose relative index has bit k set */
+        f->rounds = q;
+        for (unsigned k = 0; k < q; k++)
+            f->volume += with_bit((uint64_t)p, k);
+        return 0;
+    }
+    if (strcmp(n, "binomial") == 0 && (c == UCOLL_COLL_GATHER || c == UCOLL_COLL_SCATTER)) {
+        /* every block but the root's crosses the root's link, one message per round */
+        f->rounds = q;
+        f->volume = pm1;
+        return 0;
+    }
+    return -1;
+}
+
+double cost_block_predict_us(const block_figures_t *f, double block_bytes,
+                             const cost_params_t *cost)
+{
+    return f->rounds * cost->alpha_us + (double)f->volume * block_bytes * cost->beta_ns * 1e-3 +
+           (double)f->ops * block_bytes * cost->gamma_ns * 1e-3;
+}
+
+static const char *cost_auto_blocks(ucoll_coll_t coll, int p, double block_bytes, int commutative,
+                                    const cost_params_t *cost)
+{
+    size_t n;
+    const alg_desc_t *algs = alg_list(coll, &n);
+    const char *best = NULL, *fallback = NULL;
+    double best_t = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!commutative && cost_reduces(coll) && !(algs[i].flags & ALG_ORDER_PRESERVING))
+            continue;
+        if ((algs[i].flags & ALG_POWER_OF_TWO) && (p & (p - 1)) != 0)
+            continue;
+        block_figures_t f;
+        const int rc = cost_block_figures(&algs[i], p, &f);
+        if (rc > 0)
+            continue; /* does not serve p */
+        if (rc < 0) { /* no closed form (check_blocks requires one): only if nothing else */
+            if (fallback == NULL)
+                fallback = algs[i].name;
+            continue;
+        }
+        const double t = cost_block_predict_us(&f, block_bytes, cost);
+        if (best == NULL || t < best_t * (1 - 1e-12)) { /* strictly cheaper, robust to rounding */
+            best = algs[i].name;
+            best_t = t;
+        }
+    }
+    return best != NULL ? best : fallback;
+}
+
 const char *cost_select(ucoll_coll_t coll, int p, size_t bytes, int commutative,
                         const cost_params_t *cost, size_t reduce_rhrd_min,
                         size_t allreduce_rhrd_min)
@@ -150,6 +288,8 @@ const char *cost_select(ucoll_coll_t coll, int p, size_t bytes, int commutative,
     /* every exscan candidate preserves operand order: commutativity does not matter there */
     if (coll == UCOLL_COLL_EXSCAN)
         return cost_auto_exscan(p, (double)bytes, cost, NULL);
+    if (cost_has_blocks(coll))
+        return cost_auto_blocks(coll, p, (double)bytes, commutative, cost);
     return cost_auto_fixed(coll, bytes, commutative, reduce_rhrd_min, allreduce_rhrd_min);
 }
 
@@ -160,5 +300,12 @@ unsigned cost_rounds_bound(const alg_desc_t *alg, int param, int p)
         return fig.rounds;
     if (alg->build == scan_linear_build)
         return p > 1 ? (unsigned)(p - 1) : 0;
+    block_figures_t bf;
+    if (cost_has_blocks(alg->coll) && cost_block_figures(alg, p, &bf) == 0)
+        return bf.rounds;
+    /* allreduce by pieces: the ring's two phases are p - 1 rounds each (rs-ag's and bcast
+     * scatter-allgather's are 2 ceil(log2 p), under the default below) */
+    if (alg->coll == UCOLL_COLL_ALLREDUCE && strcmp(alg->name, "ring") == 0)
+        return p > 1 ? 2 * (unsigned)(p - 1) : 0;
     return 2 * sched_ceil_log2(p) + 2; /* trees, butterflies, halving and doubling */
 }

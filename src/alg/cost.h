@@ -33,8 +33,8 @@ typedef struct {
 #define COST_DEFAULT_GAMMA_NS 0.1
 
 /* builds every rank's schedule and counts rounds and (+) steps, following messages round by
- * round for path_ops; -1 if a build fails or memory runs out. O(p log p) time and memory: for
- * tools and tests, never for selection */
+ * round for path_ops; -1 if a build fails or memory runs out. The v forms get equal blocks of
+ * `count` elements. O(p log p) time and memory: for tools and tests, never for selection */
 int sched_figures(const alg_desc_t *alg, int param, int p, size_t count, size_t elem_size, int root,
                   int commutative, sched_figures_t *fig);
 /* schedules sched_figures has built in this process (tests: selection builds none) */
@@ -46,7 +46,8 @@ int cost_exscan_figures(const alg_desc_t *alg, int param, int p, sched_figures_t
 
 /* at least the rounds of every rank's schedule of alg for p processes, the same on every rank
  * (the executor refuses, on all ranks alike, a schedule beyond the tag's round field): exact
- * for the exscan candidates and the chains, 2 ceil(log2 p) + 2 for the logarithmic rest */
+ * for the exscan candidates, the chains and the block algorithms, 2 ceil(log2 p) + 2 for the
+ * logarithmic rest */
 unsigned cost_rounds_bound(const alg_desc_t *alg, int param, int p);
 
 double cost_predict_us(const sched_figures_t *fig, double bytes, const cost_params_t *cost);
@@ -67,9 +68,37 @@ const char *cost_auto_fixed(ucoll_coll_t coll, size_t bytes, int commutative,
  * NULL, gets the chosen one's */
 const char *cost_auto_exscan(int p, double bytes, const cost_params_t *cost, sched_figures_t *fig);
 
+/*
+ * The block collectives (allgather ... scatterv): figures in blocks (algorithms.md 4), a block
+ * being the c elements of one rank's contribution, one destination's part or one result part;
+ * the v forms' figures are those of equal blocks. For one block of B bytes,
+ *   time = rounds * alpha + volume * B * beta + ops * B * gamma.
+ */
+typedef struct {
+    unsigned rounds; /* 1 + highest round index of any process */
+    uint64_t volume; /* sum over rounds of the largest message of the round, in blocks */
+    uint64_t ops;    /* blocks combined by (+) on the busiest process */
+} block_figures_t;
+
+/* 1 for the block collectives */
+int cost_has_blocks(ucoll_coll_t coll);
+/* 1 for the collectives that apply an op (commutativity matters to them) */
+int cost_reduces(ucoll_coll_t coll);
+
+/* the closed-form figures of a block algorithm for p processes: 0; 1 when it does not serve p
+ * (its builder refuses, e.g. recursive-doubling for p != 2^k); -1 for an algorithm without one */
+int cost_block_figures(const alg_desc_t *alg, int p, block_figures_t *f);
+
+double cost_block_predict_us(const block_figures_t *f, double block_bytes,
+                             const cost_params_t *cost);
+
 /* auto's choice for one call, the same on every rank given the same inputs: the algorithm's
- * name for coll on p processes, a vector of `bytes`, an op that is (not) commutative, the
- * cost parameters (gamma: of this op and dtype) and the reduce/allreduce rhrd thresholds */
+ * name for coll on p processes, a vector of `bytes` (block collectives: one block's bytes; for
+ * the v forms the caller's measure of a block, e.g. the largest), an op that is (not)
+ * commutative, the cost parameters (gamma: of this op and dtype) and the reduce/allreduce rhrd
+ * thresholds. Block collectives: the registered algorithms that serve p (and a
+ * non-commutative op, where there is one) by block_figures' time, ties to the registry's
+ * order; NULL when the collective has no algorithm. */
 const char *cost_select(ucoll_coll_t coll, int p, size_t bytes, int commutative,
                         const cost_params_t *cost, size_t reduce_rhrd_min,
                         size_t allreduce_rhrd_min);

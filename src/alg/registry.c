@@ -49,16 +49,96 @@ static const alg_desc_t allreduce_algs[] = {
      "Rabenseifner; half-vector method for p != 2^k: (1 + 2(N-1)/N) m bytes, commutative"},
     {UCOLL_COLL_ALLREDUCE, "rhrd-classic", allreduce_rhrd_classic_build, 0, 0,
      "prior-art rhrd for p != 2^k (fold in/out): (2 + 2(N-1)/N) m bytes, commutative"},
+    {UCOLL_COLL_ALLREDUCE, "rs-ag", allreduce_rs_ag_build, 0, 0,
+     "Bruck reduce-scatter + Bruck allgather on p blocks: 2q rounds, 2(p-1)/p m bytes, "
+     "commutative"},
+    {UCOLL_COLL_ALLREDUCE, "ring", allreduce_ring_build, 0, ALG_ORDER_PRESERVING,
+     "ring reduce-scatter + ring allgather on p blocks: 2(p-1) rounds, 2(p-1)/p m bytes "
+     "(non-commutative: (3p-4)/p m)"},
 };
 
 static const alg_desc_t bcast_algs[] = {
     {UCOLL_COLL_BCAST, "binomial", bcast_binomial_build, 0, ALG_ORDER_PRESERVING,
      "binomial tree: ceil(log2 p) rounds"},
+    {UCOLL_COLL_BCAST, "scatter-allgather", bcast_scatter_allgather_build, 0, ALG_ORDER_PRESERVING,
+     "binomial scatter of p blocks + Bruck allgather: 2q rounds, 2(p-1)/p m bytes"},
 };
 
 static const alg_desc_t barrier_algs[] = {
     {UCOLL_COLL_BARRIER, "dissemination", barrier_dissemination_build, 0, ALG_ORDER_PRESERVING,
      "dissemination: ceil(log2 p) rounds of zero-byte messages"},
+};
+
+static const alg_desc_t allgather_algs[] = {
+    {UCOLL_COLL_ALLGATHER, "ring", allgather_ring_build, 0, ALG_ORDER_PRESERVING,
+     "ring: p-1 rounds of one block"},
+    {UCOLL_COLL_ALLGATHER, "recursive-doubling", allgather_recursive_doubling_build, 0,
+     ALG_ORDER_PRESERVING | ALG_POWER_OF_TWO, "p = 2^k: log2 p rounds of 1, 2, 4, ... blocks"},
+    {UCOLL_COLL_ALLGATHER, "bruck", allgather_bruck_build, 0, ALG_ORDER_PRESERVING,
+     "Bruck: ceil(log2 p) rounds, p-1 blocks, one local rotation"},
+};
+
+static const alg_desc_t allgatherv_algs[] = {
+    {UCOLL_COLL_ALLGATHERV, "ring", allgatherv_ring_build, 0, ALG_ORDER_PRESERVING,
+     "ring: p-1 rounds of one block"},
+    {UCOLL_COLL_ALLGATHERV, "bruck", allgatherv_bruck_build, 0, ALG_ORDER_PRESERVING,
+     "Bruck on variable blocks: ceil(log2 p) rounds, one local rotation"},
+};
+
+static const alg_desc_t reduce_scatter_block_algs[] = {
+    {UCOLL_COLL_REDUCE_SCATTER_BLOCK, "ring", reduce_scatter_block_ring_build, 0,
+     ALG_ORDER_PRESERVING,
+     "ring: p-1 rounds, p-1 blocks (non-commutative: two-part messages, 2p-3 blocks)"},
+    {UCOLL_COLL_REDUCE_SCATTER_BLOCK, "recursive-halving",
+     reduce_scatter_block_recursive_halving_build, 0, ALG_ORDER_PRESERVING | ALG_POWER_OF_TWO,
+     "p = 2^k: log2 p rounds of p/2, p/4, ..., 1 blocks"},
+    {UCOLL_COLL_REDUCE_SCATTER_BLOCK, "bruck", reduce_scatter_block_bruck_build, 0, 0,
+     "reverse Bruck: ceil(log2 p) rounds, p-1 blocks, commutative"},
+};
+
+static const alg_desc_t reduce_scatter_algs[] = {
+    {UCOLL_COLL_REDUCE_SCATTER, "ring", reduce_scatter_ring_build, 0, ALG_ORDER_PRESERVING,
+     "ring: p-1 rounds, p-1 blocks (non-commutative: two-part messages, 2p-3 blocks)"},
+    {UCOLL_COLL_REDUCE_SCATTER, "recursive-halving", reduce_scatter_recursive_halving_build, 0,
+     ALG_ORDER_PRESERVING | ALG_POWER_OF_TWO, "p = 2^k: log2 p rounds of p/2, p/4, ..., 1 blocks"},
+    {UCOLL_COLL_REDUCE_SCATTER, "bruck", reduce_scatter_bruck_build, 0, 0,
+     "reverse Bruck: ceil(log2 p) rounds, p-1 blocks, commutative"},
+};
+
+static const alg_desc_t alltoall_algs[] = {
+    {UCOLL_COLL_ALLTOALL, "pairwise", alltoall_pairwise_build, 0, ALG_ORDER_PRESERVING,
+     "round k sends to r+k, receives from r-k: p-1 rounds, one block each"},
+    {UCOLL_COLL_ALLTOALL, "bruck", alltoall_bruck_build, 0, ALG_ORDER_PRESERVING,
+     "Bruck: ceil(log2 p) rounds, round k moves the blocks with bit k of (dest-r) mod p"},
+};
+
+static const alg_desc_t alltoallv_algs[] = {
+    {UCOLL_COLL_ALLTOALLV, "pairwise", alltoallv_pairwise_build, 0, ALG_ORDER_PRESERVING,
+     "round k sends to r+k, receives from r-k: p-1 rounds, one block each"},
+};
+
+static const alg_desc_t gather_algs[] = {
+    {UCOLL_COLL_GATHER, "binomial", gather_binomial_build, 0, ALG_ORDER_PRESERVING,
+     "binomial tree: ceil(log2 p) rounds, round k carries up to 2^k blocks"},
+    {UCOLL_COLL_GATHER, "linear", gather_linear_build, 0, ALG_ORDER_PRESERVING,
+     "the root receives one block per round: p-1 rounds"},
+};
+
+static const alg_desc_t gatherv_algs[] = {
+    {UCOLL_COLL_GATHERV, "linear", gatherv_linear_build, 0, ALG_ORDER_PRESERVING,
+     "the root receives one block per round: p-1 rounds"},
+};
+
+static const alg_desc_t scatter_algs[] = {
+    {UCOLL_COLL_SCATTER, "binomial", scatter_binomial_build, 0, ALG_ORDER_PRESERVING,
+     "binomial tree: ceil(log2 p) rounds, round q-1-k carries up to 2^k blocks"},
+    {UCOLL_COLL_SCATTER, "linear", scatter_linear_build, 0, ALG_ORDER_PRESERVING,
+     "the root sends one block per round: p-1 rounds"},
+};
+
+static const alg_desc_t scatterv_algs[] = {
+    {UCOLL_COLL_SCATTERV, "linear", scatterv_linear_build, 0, ALG_ORDER_PRESERVING,
+     "the root sends one block per round: p-1 rounds"},
 };
 
 #define LIST(a)                                                                                    \
@@ -75,17 +155,17 @@ static const struct {
     LIST(allreduce_algs),
     LIST(bcast_algs),
     LIST(barrier_algs),
-    /* the block collectives: algorithms are added by their families */
-    {NULL, 0},
-    {NULL, 0},
-    {NULL, 0},
-    {NULL, 0},
-    {NULL, 0},
-    {NULL, 0},
-    {NULL, 0},
-    {NULL, 0},
-    {NULL, 0},
-    {NULL, 0},
+    /* the block collectives */
+    LIST(allgather_algs),
+    LIST(allgatherv_algs),
+    LIST(reduce_scatter_block_algs),
+    LIST(reduce_scatter_algs),
+    LIST(alltoall_algs),
+    LIST(alltoallv_algs),
+    LIST(gather_algs),
+    LIST(gatherv_algs),
+    LIST(scatter_algs),
+    LIST(scatterv_algs),
 };
 
 static const char *coll_names[UCOLL_NCOLLS] = {

@@ -7,8 +7,9 @@
  * --check: with UCOLL_CHECK=1, each field of a collective mismatching in turn (kind, count,
  *   dtype of another size and of the same size, op, root, algorithm), in the blocking,
  *   nonblocking and persistent forms: UCOLL_ERR_MISMATCH on every rank with a message naming
- *   the field, and then a matching allreduce gives the exact sum. Matching calls of every
- *   collective in every form give exact results.
+ *   the field, and then a matching allreduce gives the exact sum. The block collectives alike
+ *   (count, dtype, op, root, algorithm, and allgatherv's and reduce_scatter's recvcounts). Matching
+ * calls of every collective in every form give exact results.
  * --expect-size N: the job must have N ranks. Public API only. Exit 0 when every check holds.
  */
 #include "mp_util.h"
@@ -231,6 +232,164 @@ static void commutativity_mismatch(ucoll_comm_t *w)
     mpt_expect_st(ucoll_op_free(op), UCOLL_OK, "op commutativity mismatch", "ucoll_op_free");
 }
 
+/* the block collectives: one field each differs between rank 0 and the others (the counts of
+ * allgatherv and reduce_scatter: in the last rank's entry of recvcounts); an explicit algorithm
+ * each, so that the comparison, not auto, decides */
+typedef struct {
+    const char *field;
+    ucoll_coll_t coll;
+    const char *alg[2];
+    size_t count[2];
+    ucoll_dtype_t dt[2];
+    ucoll_op_t op[2];
+    int root[2];
+} block_mismatch_t;
+
+static const block_mismatch_t block_cases[] = {
+    {"count",
+     UCOLL_COLL_ALLGATHER,
+     {"ring", "ring"},
+     {4, 3},
+     {UCOLL_INT32, UCOLL_INT32},
+     {0, 0},
+     {0, 0}},
+    {"dtype",
+     UCOLL_COLL_ALLTOALL,
+     {"pairwise", "pairwise"},
+     {2, 2},
+     {UCOLL_INT64, UCOLL_INT32},
+     {0, 0},
+     {0, 0}},
+    {"op",
+     UCOLL_COLL_REDUCE_SCATTER_BLOCK,
+     {"ring", "ring"},
+     {2, 2},
+     {UCOLL_INT64, UCOLL_INT64},
+     {UCOLL_OP_SUM, UCOLL_OP_MAX},
+     {0, 0}},
+    {"root",
+     UCOLL_COLL_GATHER,
+     {"linear", "linear"},
+     {2, 2},
+     {UCOLL_INT64, UCOLL_INT64},
+     {0, 0},
+     {0, 1}},
+    {"algorithm",
+     UCOLL_COLL_SCATTER,
+     {"linear", "binomial"},
+     {2, 2},
+     {UCOLL_INT64, UCOLL_INT64},
+     {0, 0},
+     {0, 0}},
+    {"count",
+     UCOLL_COLL_REDUCE_SCATTER,
+     {"ring", "ring"},
+     {2, 3},
+     {UCOLL_INT64, UCOLL_INT64},
+     {UCOLL_OP_SUM, UCOLL_OP_SUM},
+     {0, 0}},
+    {"count",
+     UCOLL_COLL_ALLGATHERV,
+     {"ring", "ring"},
+     {2, 3},
+     {UCOLL_INT64, UCOLL_INT64},
+     {0, 0},
+     {0, 0}},
+};
+
+static ucoll_status_t block_form(mpt_form_t form, ucoll_comm_t *w, const block_mismatch_t *m,
+                                 int side, const int64_t *s, int64_t *r, const size_t *counts,
+                                 const size_t *displs)
+{
+    ucoll_request_t *req = NULL, **q = form == MPT_BLOCKING ? NULL : &req;
+    const size_t n = m->count[side];
+    const ucoll_dtype_t dt = m->dt[side];
+    const int root = m->root[side], rank = ucoll_comm_rank(w);
+    ucoll_status_t st;
+#define FORM3(name, ...)                                                                           \
+    (form == MPT_BLOCKING      ? ucoll_##name(__VA_ARGS__)                                         \
+     : form == MPT_NONBLOCKING ? ucoll_i##name(__VA_ARGS__, q)                                     \
+                               : ucoll_##name##_init(__VA_ARGS__, q))
+    switch (m->coll) {
+    case UCOLL_COLL_ALLGATHER:
+        st = FORM3(allgather, w, s, r, n, dt);
+        break;
+    case UCOLL_COLL_ALLTOALL:
+        st = FORM3(alltoall, w, s, r, n, dt);
+        break;
+    case UCOLL_COLL_REDUCE_SCATTER_BLOCK:
+        st = FORM3(reduce_scatter_block, w, s, r, n, dt, m->op[side]);
+        break;
+    case UCOLL_COLL_GATHER:
+        st = FORM3(gather, w, s, r, n, dt, root);
+        break;
+    case UCOLL_COLL_SCATTER:
+        st = FORM3(scatter, w, s, r, n, dt, root);
+        break;
+    case UCOLL_COLL_REDUCE_SCATTER:
+        st = FORM3(reduce_scatter, w, s, r, counts, dt, m->op[side]);
+        break;
+    default:
+        st = FORM3(allgatherv, w, s, counts[rank], r, counts, displs, dt);
+        break;
+    }
+#undef FORM3
+    if (form == MPT_BLOCKING || st != UCOLL_OK)
+        return st;
+    for (int k = 0; form == MPT_PERSISTENT && k < 2 && st == UCOLL_OK; k++)
+        if ((st = ucoll_start(req)) == UCOLL_OK)
+            st = ucoll_wait(req);
+    if (form == MPT_NONBLOCKING)
+        st = ucoll_wait(req);
+    ucoll_request_free(req);
+    return st;
+}
+
+static void block_mismatches(ucoll_comm_t *w)
+{
+    const int rank = ucoll_comm_rank(w), p = ucoll_comm_size(w);
+    const int side = rank == 0 ? 0 : 1;
+    char text[8192], name[160], want[160];
+    enum { CAP = 64 };
+    int64_t *s = calloc(CAP * (size_t)p, sizeof(int64_t)),
+            *r = calloc(CAP * (size_t)p, sizeof(int64_t));
+    size_t *counts = calloc((size_t)p, sizeof(size_t)), *displs = calloc((size_t)p, sizeof(size_t));
+    for (int form = 0; form < MPT_NFORMS; form++)
+        for (size_t c = 0; c < sizeof(block_cases) / sizeof(block_cases[0]); c++) {
+            const block_mismatch_t *m = &block_cases[c];
+            snprintf(name, sizeof(name), "%s %s: %s mismatch", mpt_form_names[form], m->alg[0],
+                     m->field);
+            for (size_t i = 0; i < CAP * (size_t)p; i++)
+                s[i] = r[i] = rank + 1;
+            for (int j = 0; j < p; j++) { /* the v forms: 2 each, the last rank's differs */
+                counts[j] = j == p - 1 ? m->count[side] : 2;
+                displs[j] = 4 * (size_t)j;
+            }
+            mpt_expect_st(ucoll_set_algorithm(w, m->coll, m->alg[side]), UCOLL_OK, name,
+                          "ucoll_set_algorithm");
+            mpt_capture_stderr_begin();
+            ucoll_status_t st = block_form((mpt_form_t)form, w, m, side, s, r, counts, displs);
+            mpt_capture_stderr_end(text, sizeof(text), 1);
+            ucoll_set_algorithm(w, m->coll, "auto");
+            mpt_expect_st(st, UCOLL_ERR_MISMATCH, name, "the mismatching call");
+            /* the collective's name as ucoll prints it */
+            static const char *const names[] = {
+                "allgather",      "allgatherv", "reduce_scatter_block",
+                "reduce_scatter", "alltoall",   "alltoallv",
+                "gather",         "gatherv",    "scatter",
+                "scatterv"};
+            snprintf(want, sizeof(want), "ucoll: %s: %s differs between ranks",
+                     names[m->coll - UCOLL_COLL_ALLGATHER], m->field);
+            mpt_check(strstr(text, want) != NULL, name, "stderr lacks \"%s\"", want);
+            int untouched = 1;
+            for (size_t i = 0; i < CAP * (size_t)p; i++)
+                untouched &= s[i] == rank + 1 && r[i] == rank + 1;
+            mpt_check(untouched, name, "buffers untouched");
+            expect_usable(w, name);
+        }
+    free(s), free(r), free(counts), free(displs);
+}
+
 /* matching calls of every collective in every form give exact results under UCOLL_CHECK */
 static void matching(ucoll_comm_t *w)
 {
@@ -310,6 +469,7 @@ int main(int argc, char **argv)
     if (p >= 2) {
         mismatches(w);
         commutativity_mismatch(w);
+        block_mismatches(w);
     }
     matching(w);
     mpt_expect_st(ucoll_finalize(w), UCOLL_OK, "finalize", "ucoll_finalize");

@@ -11,6 +11,13 @@
  * UCOLL_ERR_INVALID_ARG, leave every byte of the send and receive buffers (and 64 guard bytes
  * either side) and the request pointer as they were, and a correct collective afterwards must
  * succeed with the right result ("usable after ...").
+ * The block collectives (allgather ... scatterv), each form: NULL request pointer, unknown dtype,
+ * NULL send or receive buffer, buffers overlapping either way or equal, IN_PLACE without recvbuf,
+ * IN_PLACE as scatter(v)'s sendbuf or off the root, count * size * p beyond SIZE_MAX, roots out
+ * of range, unknown op and BAND on float64 (reduce_scatter(_block)), NULL count or displacement
+ * arrays, displacement + count or a sum of counts beyond SIZE_MAX (or their bytes), sendcount !=
+ * recvcounts[rank] (allgatherv, gatherv's root, scatterv's root, alltoallv's own block): each
+ * INVALID_ARG with every byte of both buffers and the count arrays unchanged.
  * Requests: a freed request, a pointer that never was a request, NULL (INVALID_ARG); starting
  * a nonblocking or an active persistent request and freeing an active one (UCOLL_ERR_STATE).
  * Root-only errors (reduce with a NULL recvbuf at the root) run on 1-rank communicators from
@@ -489,8 +496,8 @@ static void test_arguments(ucoll_comm_t *w)
         }
         expect("ucoll_set_algorithm(NULL name)", ucoll_set_algorithm(w, UCOLL_COLL_SCAN, NULL),
                UCOLL_ERR_INVALID_ARG);
-        expect("ucoll_set_algorithm(collective 6)", ucoll_set_algorithm(w, (ucoll_coll_t)6, "auto"),
-               UCOLL_ERR_INVALID_ARG);
+        expect("ucoll_set_algorithm(collective 16)",
+               ucoll_set_algorithm(w, (ucoll_coll_t)16, "auto"), UCOLL_ERR_INVALID_ARG);
         expect("ucoll_set_algorithm(collective -1)",
                ucoll_set_algorithm(w, (ucoll_coll_t)-1, "auto"), UCOLL_ERR_INVALID_ARG);
         expect("ucoll_set_algorithm(NULL comm)", ucoll_set_algorithm(NULL, UCOLL_COLL_SCAN, "auto"),
@@ -563,6 +570,246 @@ static void test_root_only(ucoll_comm_t *w)
                  (long long)out[1], (long long)out[2], (long long)s, (long long)(2 * s), g_size);
     }
     usable(w, "the 1-rank communicator tests");
+}
+
+/* ---------------------------------------------------------------- block collectives */
+
+/* the arguments of one block collective's call */
+typedef struct {
+    ucoll_coll_t coll;
+    const void *s;
+    void *r;
+    size_t n; /* count, sendcount or recvcount */
+    const size_t *sc, *sd, *rc, *rd;
+    ucoll_dtype_t dt;
+    ucoll_op_t op;
+    int root;
+} blk_args_t;
+
+static const char *blk_name(ucoll_coll_t c)
+{
+    static const char *const names[] = {"allgather",      "allgatherv", "reduce_scatter_block",
+                                        "reduce_scatter", "alltoall",   "alltoallv",
+                                        "gather",         "gatherv",    "scatter",
+                                        "scatterv"};
+    return c >= UCOLL_COLL_ALLGATHER && c <= UCOLL_COLL_SCATTERV ? names[c - UCOLL_COLL_ALLGATHER]
+                                                                 : "?";
+}
+
+static ucoll_status_t blk_call(int form, ucoll_comm_t *c, const blk_args_t *a, ucoll_request_t **q)
+{
+#define FORM3(name, ...)                                                                           \
+    (form == MPT_BLOCKING      ? ucoll_##name(__VA_ARGS__)                                         \
+     : form == MPT_NONBLOCKING ? ucoll_i##name(__VA_ARGS__, q)                                     \
+                               : ucoll_##name##_init(__VA_ARGS__, q))
+    switch (a->coll) {
+    case UCOLL_COLL_ALLGATHER:
+        return FORM3(allgather, c, a->s, a->r, a->n, a->dt);
+    case UCOLL_COLL_ALLGATHERV:
+        return FORM3(allgatherv, c, a->s, a->n, a->r, a->rc, a->rd, a->dt);
+    case UCOLL_COLL_REDUCE_SCATTER_BLOCK:
+        return FORM3(reduce_scatter_block, c, a->s, a->r, a->n, a->dt, a->op);
+    case UCOLL_COLL_REDUCE_SCATTER:
+        return FORM3(reduce_scatter, c, a->s, a->r, a->rc, a->dt, a->op);
+    case UCOLL_COLL_ALLTOALL:
+        return FORM3(alltoall, c, a->s, a->r, a->n, a->dt);
+    case UCOLL_COLL_ALLTOALLV:
+        return FORM3(alltoallv, c, a->s, a->sc, a->sd, a->r, a->rc, a->rd, a->dt);
+    case UCOLL_COLL_GATHER:
+        return FORM3(gather, c, a->s, a->r, a->n, a->dt, a->root);
+    case UCOLL_COLL_GATHERV:
+        return FORM3(gatherv, c, a->s, a->n, a->r, a->rc, a->rd, a->dt, a->root);
+    case UCOLL_COLL_SCATTER:
+        return FORM3(scatter, c, a->s, a->r, a->n, a->dt, a->root);
+    case UCOLL_COLL_SCATTERV:
+        return FORM3(scatterv, c, a->s, a->sc, a->sd, a->r, a->n, a->dt, a->root);
+    default:
+        return UCOLL_ERR_INVALID_ARG;
+    }
+#undef FORM3
+}
+
+/* buffers of the block cases: 4 elements of int32 per rank, and guards */
+static gbuf_t blk_sb, blk_rb;
+static ucoll_comm_t *g_blk_comm;
+enum { BLK_C = 4 };
+
+/* where a case's buffer pointers lead: the guarded buffers, NULL, IN_PLACE or into the other */
+enum { B_OWN, B_NULL, B_IN_PLACE, B_INTO_RECV, B_INTO_SEND };
+static void *blk_ptr(int which, int send)
+{
+    switch (which) {
+    case B_NULL:
+        return NULL;
+    case B_IN_PLACE:
+        return (void *)UCOLL_IN_PLACE;
+    case B_INTO_RECV: /* one element into the receive buffer */
+        return (unsigned char *)gb_ptr(&blk_rb) + 4;
+    case B_INTO_SEND:
+        return (unsigned char *)gb_ptr(&blk_sb) + 4;
+    default:
+        return gb_ptr(send ? &blk_sb : &blk_rb);
+    }
+}
+
+/* one bad block call in every form: INVALID_ARG, every byte of both buffers and the request
+ * pointer unchanged (an unexpected success is completed, so the ranks stay in step) */
+static void blk_bad(const char *what, blk_args_t a, int send, int recv, int null_req)
+{
+    a.s = blk_ptr(send, 1);
+    a.r = blk_ptr(recv, 0);
+    for (int f = 0; f < MPT_NFORMS; f++) {
+        if (null_req && f == MPT_BLOCKING)
+            continue;
+        char name[256];
+        snprintf(name, sizeof(name), "%s %s: %s", blk_name(a.coll), mpt_form_names[f], what);
+        gb_snapshot(&blk_sb);
+        gb_snapshot(&blk_rb);
+        ucoll_request_t *req = REQ_SENTINEL;
+        ucoll_status_t st = blk_call(f, g_blk_comm, &a, null_req ? NULL : &req);
+        if (!expect(name, st, UCOLL_ERR_INVALID_ARG) && st == UCOLL_OK && f != MPT_BLOCKING &&
+            !null_req) {
+            if (f == MPT_PERSISTENT)
+                ucoll_start(req);
+            ucoll_wait(req);
+            ucoll_request_free(req);
+            req = REQ_SENTINEL;
+        }
+        gb_check_unchanged(&blk_sb, name, "sendbuf");
+        gb_check_unchanged(&blk_rb, name, "recvbuf");
+        n_checks++;
+        if (req != REQ_SENTINEL)
+            fail(name, "the request pointer was written although the call failed");
+    }
+}
+
+/* The block collectives' argument errors. Errors every rank sees alike are made by every rank;
+ * an error only a root sees (NULL receive arrays of gatherv, ...) is made by every rank naming
+ * itself the root; one only non-roots see (IN_PLACE off the root) by ranks 1.. with root 0,
+ * rank 0 making no call. Each is found before anything is sent, so the ranks stay in step. */
+static void test_block_arguments(ucoll_comm_t *w)
+{
+    const int p = g_size, r = g_rank;
+    const size_t c = BLK_C, big = SIZE_MAX / 2;
+    size_t *cnt = xalloc((size_t)p * sizeof(size_t)), *dsp = xalloc((size_t)p * sizeof(size_t));
+    size_t *cnt2 = xalloc((size_t)p * sizeof(size_t)), *dsp2 = xalloc((size_t)p * sizeof(size_t));
+    g_blk_comm = w;
+    gb_init(&blk_sb, (size_t)p * c * 4 + 64, 11);
+    gb_init(&blk_rb, (size_t)p * c * 4 + 64, 12);
+    for (int j = 0; j < p; j++)
+        cnt[j] = cnt2[j] = c, dsp[j] = dsp2[j] = (size_t)j * c;
+    const blk_args_t base = {.n = c,
+                             .sc = cnt,
+                             .sd = dsp,
+                             .rc = cnt2,
+                             .rd = dsp2,
+                             .dt = UCOLL_INT32,
+                             .op = UCOLL_OP_SUM,
+                             .root = 0};
+    blk_args_t a;
+    for (ucoll_coll_t coll = UCOLL_COLL_ALLGATHER; coll <= UCOLL_COLL_SCATTERV; coll++) {
+        const int rooted = coll >= UCOLL_COLL_GATHER;
+        const int scatters = coll == UCOLL_COLL_SCATTER || coll == UCOLL_COLL_SCATTERV;
+        a = base, a.coll = coll;
+        blk_bad("NULL request pointer", a, B_OWN, B_OWN, 1);
+        a.dt = (ucoll_dtype_t)99;
+        blk_bad("unknown dtype", a, B_OWN, B_OWN, 0);
+        a = base, a.coll = coll, a.root = r; /* every rank its own root: the root's view */
+        blk_bad("NULL sendbuf", a, B_NULL, B_OWN, 0);
+        blk_bad("NULL recvbuf", a, B_OWN, B_NULL, 0);
+        blk_bad("sendbuf overlapping recvbuf", a, B_INTO_RECV, B_OWN, 0);
+        blk_bad("recvbuf overlapping sendbuf", a, B_OWN, B_INTO_SEND, 0);
+        blk_bad("sendbuf == recvbuf", a, B_INTO_RECV, B_INTO_RECV, 0);
+        if (!scatters)
+            blk_bad("UCOLL_IN_PLACE without recvbuf", a, B_IN_PLACE, B_NULL, 0);
+        else
+            blk_bad("UCOLL_IN_PLACE as sendbuf", a, B_IN_PLACE, B_OWN, 0);
+        if (coll == UCOLL_COLL_ALLGATHER || coll == UCOLL_COLL_REDUCE_SCATTER_BLOCK ||
+            coll == UCOLL_COLL_ALLTOALL || coll == UCOLL_COLL_GATHER ||
+            coll == UCOLL_COLL_SCATTER) {
+            a.n = big; /* count * size (times p) beyond SIZE_MAX */
+            blk_bad("count beyond SIZE_MAX bytes", a, B_OWN, B_OWN, 0);
+            a.n = c;
+        }
+        if (rooted) {
+            a.root = -1;
+            blk_bad("root -1", a, B_OWN, B_OWN, 0);
+            a.root = p;
+            blk_bad("root = size", a, B_OWN, B_OWN, 0);
+            /* IN_PLACE off the root: ranks 1.. only */
+            a.root = 0;
+            if (r != 0)
+                blk_bad("UCOLL_IN_PLACE off the root", a, scatters ? B_OWN : B_IN_PLACE,
+                        scatters ? B_IN_PLACE : B_OWN, 0);
+        }
+    }
+    /* ops of the reductions */
+    for (ucoll_coll_t coll = UCOLL_COLL_REDUCE_SCATTER_BLOCK; coll <= UCOLL_COLL_REDUCE_SCATTER;
+         coll++) {
+        a = base, a.coll = coll, a.op = 1234;
+        blk_bad("unknown op", a, B_OWN, B_OWN, 0);
+        a.op = UCOLL_OP_BAND, a.dt = UCOLL_FLOAT64;
+        blk_bad("BAND on float64", a, B_OWN, B_OWN, 0);
+    }
+    /* the count arrays: NULL, a sum or extent beyond SIZE_MAX, sendcount != recvcounts[rank] */
+    const ucoll_coll_t with_rc[] = {UCOLL_COLL_ALLGATHERV, UCOLL_COLL_REDUCE_SCATTER,
+                                    UCOLL_COLL_ALLTOALLV, UCOLL_COLL_GATHERV};
+    for (size_t i = 0; i < NELEM(with_rc); i++) {
+        a = base, a.coll = with_rc[i], a.root = r;
+        a.rc = NULL;
+        blk_bad("NULL recvcounts", a, B_OWN, B_OWN, 0);
+        a.rc = cnt2;
+        if (a.coll != UCOLL_COLL_REDUCE_SCATTER) {
+            a.rd = NULL;
+            blk_bad("NULL receive displacements", a, B_OWN, B_OWN, 0);
+            a.rd = dsp2;
+            dsp2[p - 1] = SIZE_MAX - 1; /* displacement + count wraps */
+            blk_bad("displacement + count beyond SIZE_MAX", a, B_OWN, B_OWN, 0);
+            dsp2[p - 1] = SIZE_MAX / 2; /* the extent's bytes do */
+            blk_bad("extent beyond SIZE_MAX bytes", a, B_OWN, B_OWN, 0);
+            dsp2[p - 1] = (size_t)(p - 1) * c;
+        } else {
+            cnt2[0] = SIZE_MAX - 1; /* the sum wraps */
+            blk_bad("sum of recvcounts beyond SIZE_MAX", a, B_OWN, B_OWN, 0);
+            cnt2[0] = SIZE_MAX / 2; /* its bytes do */
+            blk_bad("recvcounts' bytes beyond SIZE_MAX", a, B_OWN, B_OWN, 0);
+            cnt2[0] = c;
+        }
+        if (a.coll == UCOLL_COLL_ALLGATHERV || a.coll == UCOLL_COLL_GATHERV) {
+            a.n = c - 1;
+            blk_bad("sendcount != recvcounts[rank]", a, B_OWN, B_OWN, 0);
+        }
+    }
+    a = base, a.coll = UCOLL_COLL_ALLTOALLV;
+    a.sc = NULL;
+    blk_bad("NULL sendcounts", a, B_OWN, B_OWN, 0);
+    a.sc = cnt, a.sd = NULL;
+    blk_bad("NULL sdispls", a, B_OWN, B_OWN, 0);
+    a.sd = dsp;
+    cnt[r] = c - 1;
+    blk_bad("sendcounts[rank] != recvcounts[rank]", a, B_OWN, B_OWN, 0);
+    cnt[r] = c;
+    dsp[0] = SIZE_MAX - 2;
+    blk_bad("send displacement + count beyond SIZE_MAX", a, B_OWN, B_OWN, 0);
+    dsp[0] = 0;
+    a = base, a.coll = UCOLL_COLL_SCATTERV, a.root = r;
+    a.sc = NULL;
+    blk_bad("NULL sendcounts at the root", a, B_OWN, B_OWN, 0);
+    a.sc = cnt, a.sd = NULL;
+    blk_bad("NULL displs at the root", a, B_OWN, B_OWN, 0);
+    a.sd = dsp, a.n = c + 1;
+    blk_bad("recvcount != sendcounts[root]", a, B_OWN, B_OWN, 0);
+    /* the count arrays were only read */
+    n_checks++;
+    for (int j = 0; j < p; j++)
+        if (cnt[j] != c || cnt2[j] != c || dsp[j] != (size_t)j * c || dsp2[j] != (size_t)j * c) {
+            fail("block collectives", "a count array changed at %d", j);
+            break;
+        }
+    gb_free(&blk_sb);
+    gb_free(&blk_rb);
+    free(cnt), free(cnt2), free(dsp), free(dsp2);
+    usable(w, "the block collectives' bad arguments");
 }
 
 /* ---------------------------------------------------------------- requests */
@@ -1173,6 +1420,7 @@ int main(int argc, char **argv)
     }
     if (!only_misuse) {
         test_arguments(w);
+        test_block_arguments(w);
         test_root_only(w);
         test_requests(w);
     }

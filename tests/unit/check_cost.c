@@ -400,12 +400,10 @@ END_TEST
  * UCOLL_MAX_ROUNDS exactly when the schedule is, for every algorithm of every collective */
 START_TEST(rounds_bound_is_every_ranks)
 {
-    const ucoll_coll_t colls[] = {UCOLL_COLL_EXSCAN,    UCOLL_COLL_SCAN,  UCOLL_COLL_REDUCE,
-                                  UCOLL_COLL_ALLREDUCE, UCOLL_COLL_BCAST, UCOLL_COLL_BARRIER};
     const int ps[] = {1, 2, 3, 5, 8, 17, 100, 255, 256, 257, 258, 300, 513};
-    for (size_t c = 0; c < sizeof(colls) / sizeof(colls[0]); c++) {
+    for (int c = 0; c < UCOLL_NCOLLS; c++) {
         size_t n;
-        const alg_desc_t *algs = alg_list(colls[c], &n);
+        const alg_desc_t *algs = alg_list((ucoll_coll_t)c, &n);
         for (size_t a = 0; a < n; a++)
             for (int param = 1; param <= ((algs[a].flags & ALG_PARAM_REQUIRED) ? 64 : 1);
                  param += param == 12 ? 50 : 1) /* 1..12 and the widest, 62..64 */
@@ -413,6 +411,13 @@ START_TEST(rounds_bound_is_every_ranks)
                     const int q = (algs[a].flags & ALG_PARAM_REQUIRED) ? param : algs[a].param;
                     for (int commutative = 0; commutative <= 1; commutative++) {
                         sched_figures_t fig;
+                        const int pow2 = (ps[i] & (ps[i] - 1)) == 0;
+                        if ((algs[a].flags & ALG_POWER_OF_TWO) && !pow2) { /* refused */
+                            ck_assert_int_eq(sched_figures(&algs[a], q, ps[i], 4, 8, ps[i] / 2,
+                                                           commutative, &fig),
+                                             -1);
+                            continue;
+                        }
                         ck_assert_int_eq(
                             sched_figures(&algs[a], q, ps[i], 4, 8, ps[i] / 2, commutative, &fig),
                             0);
@@ -434,7 +439,7 @@ START_TEST(selection_builds_no_schedule)
     const unsigned long before = sched_figures_builds();
     static const int ps[] = {16, 65536, 1 << 20};
     for (size_t j = 0; j < sizeof(ps) / sizeof(ps[0]); j++)
-        for (int coll = 0; coll <= UCOLL_COLL_BARRIER; coll++) /* FOUNDATION-TODO: all */
+        for (int coll = 0; coll < UCOLL_NCOLLS; coll++)
             for (size_t bytes = 8; bytes <= (1u << 20); bytes *= 32)
                 ck_assert_ptr_nonnull(
                     cost_select((ucoll_coll_t)coll, ps[j], bytes, coll % 2, &cost, 32768, 32768));
