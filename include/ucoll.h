@@ -192,9 +192,10 @@ typedef enum {
  * 0 or 1; bitwise (BAND, BOR, BXOR) and logical ops on the floating types (FLOAT16, BFLOAT16,
  * FLOAT32, FLOAT64) are UCOLL_ERR_INVALID_ARG.
  * AVG is the sum divided by the communicator's size: the collective sums, then each rank that
- * holds a result (every rank for allreduce, the root for reduce) divides it once, rounding
- * once per element. Floating types only, and only for reduce and allreduce: AVG with an
- * integer type, exscan or scan is UCOLL_ERR_INVALID_ARG. */
+ * holds a result (every rank for allreduce and reduce_scatter(_block), the root for reduce)
+ * divides it once, rounding once per element. Floating types only, and only for reduce,
+ * allreduce and reduce_scatter(_block): AVG with an integer type, exscan or scan is
+ * UCOLL_ERR_INVALID_ARG. */
 typedef int ucoll_op_t;
 enum {
     UCOLL_OP_SUM,

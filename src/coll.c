@@ -308,7 +308,7 @@ static ucoll_status_t check_block_args(const ucoll_comm_t *comm, const coll_args
         return UCOLL_ERR_INVALID_ARG;
     if (rule->rooted && (a->root < 0 || a->root >= comm->size))
         return UCOLL_ERR_INVALID_ARG;
-    if (rule->reduces && (st = op_check(a->op, a->dtype)) != UCOLL_OK)
+    if (rule->reduces && (st = op_check_coll(a->coll, a->op, a->dtype)) != UCOLL_OK)
         return st;
     if ((st = block_layout(comm, a, e, L)) != UCOLL_OK)
         return st;

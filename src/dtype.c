@@ -356,7 +356,8 @@ ucoll_status_t op_check(ucoll_op_t op, ucoll_dtype_t dtype)
  * not for the prefix reductions exscan and scan */
 static int coll_takes_avg(ucoll_coll_t coll)
 {
-    return coll == UCOLL_COLL_REDUCE || coll == UCOLL_COLL_ALLREDUCE;
+    return coll == UCOLL_COLL_REDUCE || coll == UCOLL_COLL_ALLREDUCE ||
+           coll == UCOLL_COLL_REDUCE_SCATTER_BLOCK || coll == UCOLL_COLL_REDUCE_SCATTER;
 }
 
 ucoll_status_t op_check_coll(ucoll_coll_t coll, ucoll_op_t op, ucoll_dtype_t dtype)

@@ -514,6 +514,10 @@ static void finish_result(ucoll_request_t *req)
     case UCOLL_COLL_REDUCE:
         n = req->comm->rank == req->root ? req->count : 0;
         break;
+    case UCOLL_COLL_REDUCE_SCATTER_BLOCK:
+    case UCOLL_COLL_REDUCE_SCATTER: /* the rank's own block, at the start of recvbuf */
+        n = req->count;
+        break;
     default: /* op_check_coll admits AVG for no other collective */
         break;
     }

@@ -4,7 +4,8 @@
  *
  * Every case is one collective x algorithm (each one named, and auto) x in place or not x form
  * (blocking, nonblocking, persistent) x kind (int32 sum, float64 sum, and for the reductions a
- * non-commutative user op on uint64: affine maps composed in rank order) x count x root. Element
+ * non-commutative user op on uint64: affine maps composed in rank order, and float64 avg: the
+ * exact sum divided once by p) x count x root. Element
  * e of the block that rank i contributes for rank j has a value that depends on (i, j, e) only,
  * so every rank computes the exact expected contents of its whole receive buffer itself:
  *   - every element a block must deliver (float sums are of quarters: exact in any order);
@@ -48,10 +49,12 @@
 #define FIRST_BLOCK UCOLL_COLL_ALLGATHER
 #define NBLOCK 10
 
-enum { K_I32_SUM, K_F64_SUM, K_U64_AFFINE, NKINDS };
-static const char *const kind_names[NKINDS] = {"int32-sum", "float64-sum", "uint64-user-affine"};
-static const ucoll_dtype_t kind_dtype[NKINDS] = {UCOLL_INT32, UCOLL_FLOAT64, UCOLL_UINT64};
-static ucoll_op_t kind_op[NKINDS] = {UCOLL_OP_SUM, UCOLL_OP_SUM, -1};
+enum { K_I32_SUM, K_F64_SUM, K_U64_AFFINE, K_F64_AVG, NKINDS };
+static const char *const kind_names[NKINDS] = {"int32-sum", "float64-sum", "uint64-user-affine",
+                                               "float64-avg"};
+static const ucoll_dtype_t kind_dtype[NKINDS] = {UCOLL_INT32, UCOLL_FLOAT64, UCOLL_UINT64,
+                                                 UCOLL_FLOAT64};
+static ucoll_op_t kind_op[NKINDS] = {UCOLL_OP_SUM, UCOLL_OP_SUM, -1, UCOLL_OP_AVG};
 
 static const char *const coll_names[NBLOCK] = {
     "allgather",      "allgatherv", "reduce_scatter_block",
@@ -110,7 +113,8 @@ static void put_value(int kind, void *dst, uint64_t h)
         memcpy(dst, &v, 4);
         break;
     }
-    case K_F64_SUM: { /* a quarter of magnitude <= 2^10: sums of any order are exact */
+    case K_F64_SUM:
+    case K_F64_AVG: { /* a quarter of magnitude <= 2^10: sums of any order are exact */
         double v = (double)((int64_t)(h >> 40) % 8192 - 4095) * 0.25;
         memcpy(dst, &v, 8);
         break;
@@ -133,7 +137,8 @@ static void combine(int kind, void *acc, const void *x)
         memcpy(acc, &a, 4);
         break;
     }
-    case K_F64_SUM: {
+    case K_F64_SUM:
+    case K_F64_AVG: {
         double a, b;
         memcpy(&a, acc, 8);
         memcpy(&b, x, 8);
@@ -174,6 +179,12 @@ static void reduced_value(int kind, void *dst, int to, size_t e)
     for (int i = 1; i < g_p; i++) {
         put_value(kind, x, hash_of(i, to, e));
         combine(kind, dst, x);
+    }
+    if (kind == K_F64_AVG) { /* the exact sum, divided once: one correct rounding */
+        double v;
+        memcpy(&v, dst, 8);
+        v /= g_p;
+        memcpy(dst, &v, 8);
     }
 }
 
