@@ -162,7 +162,7 @@ static ucoll_status_t block_layout(const ucoll_comm_t *comm, const coll_args_t *
     const struct block_rule *rule = rule_of(a->coll);
     const int p = comm->size, r = comm->rank, at_root = r == a->root;
     const size_t c = a->count;
-    size_t pc, cb, pcb, total;
+    size_t pc = 0, cb = 0, pcb = 0, total;
     memset(L, 0, sizeof(*L));
     L->in_place = a->sendbuf == UCOLL_IN_PLACE;
     if (L->in_place && (rule->in_place == IP_NONE || (rule->in_place == IP_ROOT && !at_root)))
@@ -170,8 +170,17 @@ static ucoll_status_t block_layout(const ucoll_comm_t *comm, const coll_args_t *
     if (a->recvbuf == UCOLL_IN_PLACE && !(rule->recv_in_place && at_root))
         return UCOLL_ERR_INVALID_ARG;
     L->out_scratch = a->recvbuf == UCOLL_IN_PLACE;
-    /* the fixed-size forms: c, p*c elements and their bytes */
-    if (__builtin_mul_overflow(c, (size_t)p, &pc) || bytes_of(c, e, &cb) || bytes_of(pc, e, &pcb))
+    /* c, p*c elements and their bytes: checked only where the call uses them (MPI ignores a v
+     * form's count where its arrays say everything, and so must every rank alike) */
+    const int c_fits = bytes_of(c, e, &cb) == 0;
+    const int pc_fits =
+        c_fits && !__builtin_mul_overflow(c, (size_t)p, &pc) && bytes_of(pc, e, &pcb) == 0;
+    const int fixed = a->coll == UCOLL_COLL_ALLGATHER || a->coll == UCOLL_COLL_ALLTOALL ||
+                      a->coll == UCOLL_COLL_REDUCE_SCATTER_BLOCK;
+    if ((fixed && !pc_fits) ||
+        ((a->coll == UCOLL_COLL_GATHER || a->coll == UCOLL_COLL_SCATTER) &&
+         !(at_root ? pc_fits : c_fits)) ||
+        ((a->coll == UCOLL_COLL_GATHERV || a->coll == UCOLL_COLL_SCATTERV) && !at_root && !c_fits))
         return UCOLL_ERR_INVALID_ARG;
     L->count = L->select_count = c;
     L->empty = c == 0;

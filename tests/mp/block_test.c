@@ -667,6 +667,62 @@ static void run_collective(int ci, const char *counts)
     ucoll_set_algorithm(g_comm, coll, "auto");
 }
 
+/* MPI ignores the count a rank passes where the v form's arrays say everything: allgatherv's
+ * sendcount in place, gatherv's at the root in place, scatterv's recvcount at the root with recvbuf
+ * IN_PLACE. A value no buffer could hold there (SIZE_MAX) must not make that rank refuse the call
+ * while the others run it. */
+static void ignored_counts(void)
+{
+    const size_t p = (size_t)g_p, r = (size_t)g_r;
+    size_t *counts = xmalloc(p * sizeof(size_t)), *displs = xmalloc(p * sizeof(size_t));
+    int32_t *all = xmalloc(2 * p * sizeof(int32_t)), mine[2];
+    for (size_t i = 0; i < p; i++) {
+        counts[i] = 2;
+        displs[i] = 2 * i;
+    }
+    ucoll_status_t st;
+    /* allgatherv, every rank in place */
+    for (size_t i = 0; i < 2 * p; i++)
+        all[i] = i / 2 == r ? (int32_t)(1000 * r + i % 2) : -1;
+    st = ucoll_allgatherv(g_comm, UCOLL_IN_PLACE, SIZE_MAX, all, counts, displs, UCOLL_INT32);
+    int ok =
+        mpt_expect_st(st, UCOLL_OK, "ignored counts", "allgatherv in place, sendcount SIZE_MAX");
+    for (size_t i = 0; ok && i < 2 * p; i++)
+        ok = mpt_check(all[i] == (int32_t)(1000 * (i / 2) + i % 2), "ignored counts",
+                       "allgatherv: element %zu is %d", i, all[i]);
+    /* gatherv to root p-1, in place there */
+    const int root = g_p - 1;
+    for (size_t i = 0; i < 2 * p; i++)
+        all[i] = (int)r == root && i / 2 == r ? (int32_t)(1000 * r + i % 2) : -1;
+    mine[0] = (int32_t)(1000 * r), mine[1] = (int32_t)(1000 * r + 1);
+    if (g_r == root)
+        st =
+            ucoll_gatherv(g_comm, UCOLL_IN_PLACE, SIZE_MAX, all, counts, displs, UCOLL_INT32, root);
+    else
+        st = ucoll_gatherv(g_comm, mine, 2, NULL, NULL, NULL, UCOLL_INT32, root);
+    ok = mpt_expect_st(st, UCOLL_OK, "ignored counts", "gatherv, root in place with SIZE_MAX");
+    for (size_t i = 0; ok && g_r == root && i < 2 * p; i++)
+        ok = mpt_check(all[i] == (int32_t)(1000 * (i / 2) + i % 2), "ignored counts",
+                       "gatherv: element %zu is %d", i, all[i]);
+    /* scatterv from root p-1, recvbuf IN_PLACE there */
+    for (size_t i = 0; i < 2 * p; i++)
+        all[i] = (int32_t)(1000 * (i / 2) + i % 2);
+    mine[0] = mine[1] = -1;
+    if (g_r == root)
+        st = ucoll_scatterv(g_comm, all, counts, displs, (void *)UCOLL_IN_PLACE, SIZE_MAX,
+                            UCOLL_INT32, root);
+    else
+        st = ucoll_scatterv(g_comm, NULL, NULL, NULL, mine, 2, UCOLL_INT32, root);
+    ok = mpt_expect_st(st, UCOLL_OK, "ignored counts",
+                       "scatterv, root's recvbuf in place, SIZE_MAX");
+    if (ok && g_r != root)
+        mpt_check(mine[0] == (int32_t)(1000 * r) && mine[1] == (int32_t)(1000 * r + 1),
+                  "ignored counts", "scatterv: got %d %d", mine[0], mine[1]);
+    free(counts);
+    free(displs);
+    free(all);
+}
+
 int main(int argc, char **argv)
 {
     int expect_size = -1;
@@ -729,6 +785,8 @@ int main(int argc, char **argv)
             printf("block_test np=%d: %s done (%.1f s)\n", g_p, coll_names[c], now_s() - tc);
         fflush(stdout);
     }
+    if (colls == NULL)
+        ignored_counts();
     /* every rank's failures, summed */
     int64_t mine = mpt_tally.fails, all = -1;
     st = ucoll_allreduce(g_comm, &mine, &all, 1, UCOLL_INT64, UCOLL_OP_SUM);
