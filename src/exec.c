@@ -18,6 +18,8 @@
 #include <string.h>
 #include <time.h>
 
+_Static_assert(UCOLL_MAX_ROUNDS == COST_MAX_ROUNDS, "auto's round limit is the tag's");
+
 double now_seconds(void)
 {
     struct timespec ts;

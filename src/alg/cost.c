@@ -263,6 +263,8 @@ static const char *cost_auto_blocks(ucoll_coll_t coll, int p, double block_bytes
             continue;
         if ((algs[i].flags & ALG_POWER_OF_TWO) && (p & (p - 1)) != 0)
             continue;
+        if (cost_rounds_bound(&algs[i], algs[i].param, p) > COST_MAX_ROUNDS)
+            continue; /* the executor would refuse it, on every rank alike */
         block_figures_t f;
         const int rc = cost_block_figures(&algs[i], p, &f);
         if (rc > 0)

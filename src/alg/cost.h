@@ -27,6 +27,10 @@ typedef struct {
     unsigned path_ops; /* REDUCE steps on the longest dependency chain */
 } sched_figures_t;
 
+/* the most rounds a schedule may have: the executor's tag has a round field of 8 bits (tag.h
+ * asserts the two agree); auto never names an algorithm beyond it */
+#define COST_MAX_ROUNDS 255u
+
 /* what ucoll_sched assumes when neither the environment nor --predict says otherwise */
 #define COST_DEFAULT_ALPHA_US 1.0
 #define COST_DEFAULT_BETA_NS 0.1

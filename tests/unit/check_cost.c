@@ -379,6 +379,61 @@ END_TEST
 /* auto's exscan never needs more rounds than the tag's round field names (UCOLL_MAX_ROUNDS:
  * more is UCOLL_ERR_NOT_SUPPORTED), up to the largest job (UCOLL_MAX_RANKS), however costly
  * the op: `linear`, p - 1 rounds, loses on its p - 2 chained (+) too */
+/* some algorithm of coll serves p (and the op's commutativity) within the tag's round field */
+static int any_fits(ucoll_coll_t coll, int p, int commutative)
+{
+    size_t n;
+    const alg_desc_t *algs = alg_list(coll, &n);
+    for (size_t i = 0; i < n; i++) {
+        const int reduces = coll == UCOLL_COLL_REDUCE_SCATTER_BLOCK ||
+                            coll == UCOLL_COLL_REDUCE_SCATTER || coll == UCOLL_COLL_REDUCE ||
+                            coll == UCOLL_COLL_ALLREDUCE;
+        if ((reduces && !commutative && !(algs[i].flags & ALG_ORDER_PRESERVING)) ||
+            ((algs[i].flags & ALG_POWER_OF_TWO) && (p & (p - 1)) != 0) ||
+            (algs[i].flags & ALG_PARAM_REQUIRED))
+            continue;
+        if (cost_rounds_bound(&algs[i], algs[i].param, p) <= UCOLL_MAX_ROUNDS)
+            return 1;
+    }
+    return 0;
+}
+
+/* auto never names an algorithm the executor would refuse for its rounds, for any collective:
+ * e.g. alltoall at 300 ranks with 8 KiB blocks, where pairwise (299 rounds) is cheaper by the
+ * model than bruck (9 rounds, 1180 blocks), is bruck; alltoallv there has no candidate */
+START_TEST(auto_fits_the_round_field_blocks)
+{
+    const int ps[] = {2, 255, 256, 257, 300, 1000, 4096, 65537};
+    const cost_params_t costs[] = {{1.0, 0.1, 0.0}, {1.0, 0.1, 50.0}, {100.0, 0.001, 0.0}};
+    const size_t sizes[] = {8, 8192, 1 << 20};
+    for (int c = 0; c < UCOLL_NCOLLS; c++)
+        for (size_t i = 0; i < sizeof(ps) / sizeof(ps[0]); i++)
+            for (size_t k = 0; k < sizeof(costs) / sizeof(costs[0]); k++)
+                for (size_t b = 0; b < sizeof(sizes) / sizeof(sizes[0]); b++)
+                    for (int commutative = 0; commutative <= 1; commutative++) {
+                        const char *name = cost_select((ucoll_coll_t)c, ps[i], sizes[b],
+                                                       commutative, &costs[k], 32768, 32768);
+                        if (name == NULL) {
+                            ck_assert_msg(!any_fits((ucoll_coll_t)c, ps[i], commutative),
+                                          "%s p=%d: no choice, though one fits",
+                                          alg_coll_name((ucoll_coll_t)c), ps[i]);
+                            continue;
+                        }
+                        int param;
+                        const alg_desc_t *alg = alg_lookup((ucoll_coll_t)c, name, &param);
+                        ck_assert_ptr_nonnull(alg);
+                        ck_assert_msg(cost_rounds_bound(alg, param, ps[i]) <= UCOLL_MAX_ROUNDS,
+                                      "%s p=%d %zu B: auto chose %s, %u rounds",
+                                      alg_coll_name((ucoll_coll_t)c), ps[i], sizes[b], name,
+                                      cost_rounds_bound(alg, param, ps[i]));
+                    }
+    const cost_params_t cost = {1.0, 0.1, 0.0};
+    ck_assert_str_eq(cost_select(UCOLL_COLL_ALLTOALL, 300, 8192, 1, &cost, 0, 0), "bruck");
+    ck_assert_str_eq(cost_select(UCOLL_COLL_ALLTOALL, 256, 8192, 1, &cost, 0, 0), "pairwise");
+    ck_assert_ptr_null(cost_select(UCOLL_COLL_ALLTOALLV, 300, 8192, 1, &cost, 0, 0));
+}
+END_TEST
+
 START_TEST(auto_fits_the_round_field)
 {
     const int ps[] = {2, 255, 256, 257, 1000, 4096, 65537, UCOLL_MAX_RANKS};
@@ -440,9 +495,13 @@ START_TEST(selection_builds_no_schedule)
     static const int ps[] = {16, 65536, 1 << 20};
     for (size_t j = 0; j < sizeof(ps) / sizeof(ps[0]); j++)
         for (int coll = 0; coll < UCOLL_NCOLLS; coll++)
-            for (size_t bytes = 8; bytes <= (1u << 20); bytes *= 32)
-                ck_assert_ptr_nonnull(
-                    cost_select((ucoll_coll_t)coll, ps[j], bytes, coll % 2, &cost, 32768, 32768));
+            for (size_t bytes = 8; bytes <= (1u << 20); bytes *= 32) {
+                const char *name =
+                    cost_select((ucoll_coll_t)coll, ps[j], bytes, coll % 2, &cost, 32768, 32768);
+                /* none only where no algorithm of the collective fits the round field at p */
+                ck_assert_msg(name != NULL || !any_fits((ucoll_coll_t)coll, ps[j], coll % 2),
+                              "%s p=%d: no choice", alg_coll_name((ucoll_coll_t)coll), ps[j]);
+            }
     ck_assert_uint_eq(sched_figures_builds(), before);
     /* 16 ranks, expensive (+), 1 MiB: 1-doubling (5 rounds, 4 (+) on the path) beats the
      * 4-round ones (6 (+) on the path) */
@@ -472,6 +531,7 @@ int main(void)
     tcase_add_test(tc, closed_forms_against_symbolic_run);
     tcase_add_test(tc, selection_builds_no_schedule);
     tcase_add_test(tc, auto_fits_the_round_field);
+    tcase_add_test(tc, auto_fits_the_round_field_blocks);
     tcase_add_test(tc, rounds_bound_is_every_ranks);
     suite_add_tcase(s, tc);
     /* about 60 M schedule builds: minutes on a loaded machine, so a wide timeout */
