@@ -195,7 +195,8 @@ typedef enum {
  * holds a result (every rank for allreduce and reduce_scatter(_block), the root for reduce)
  * divides it once, rounding once per element. Floating types only, and only for reduce,
  * allreduce and reduce_scatter(_block): AVG with an integer type, exscan or scan is
- * UCOLL_ERR_INVALID_ARG. */
+ * UCOLL_ERR_INVALID_ARG. The sum is carried in the dtype itself: a FLOAT16 sum beyond 65504
+ * is Inf before it is divided (8 ranks averaging 10000 give Inf); BFLOAT16 has float's range. */
 typedef int ucoll_op_t;
 enum {
     UCOLL_OP_SUM,
