@@ -713,7 +713,8 @@ static int expected_blocks(sim_t *S, int j, size_t *n)
     }
     if (rc != 0)
         return -1;
-    qsort(S->segs, *n, sizeof(*S->segs), seg_cmp);
+    if (*n > 1) /* (qsort of a NULL array is undefined, even of none) */
+        qsort(S->segs, *n, sizeof(*S->segs), seg_cmp);
     for (size_t k = 1; k < *n; k++)
         if (S->segs[k].off < S->segs[k - 1].off + S->segs[k - 1].len)
             return 1;

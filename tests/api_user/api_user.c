@@ -191,6 +191,9 @@ int main(int argc, char **argv)
                 case UCOLL_COLL_BARRIER:
                     check(ucoll_barrier(world), "barrier", alg, 0);
                     break;
+                default: /* the loop runs over the first six collectives only */
+                    fail("collective", alg, n, "outside the six this program calls");
+                    break;
                 }
             }
         }
