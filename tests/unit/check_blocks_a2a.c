@@ -453,7 +453,6 @@ static Suite *a2a_suite(void)
     TCase *tc = tcase_create("builders");
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, equal_blocks_small_p);
-    tcase_add_test(tc, equal_blocks_to_256);
     tcase_add_test(tc, alltoallv_irregular);
     tcase_add_test(tc, gatherv_scatterv_irregular);
     tcase_add_test(tc, pairwise_peers_and_blocks);
@@ -462,6 +461,13 @@ static Suite *a2a_suite(void)
     tcase_add_test(tc, v_forms_need_their_counts);
     tcase_add_test(tc, rounds_bound);
     suite_add_tcase(s, tc);
+    /* every p up to 256: most of the run time; CK_EXCLUDE_TAGS=long (the sanitizer build) skips
+     * it */
+    TCase *sw = tcase_create("to_256");
+    tcase_set_timeout(sw, 600);
+    tcase_set_tags(sw, "long");
+    tcase_add_test(sw, equal_blocks_to_256);
+    suite_add_tcase(s, sw);
     return s;
 }
 

@@ -492,9 +492,15 @@ static Suite *blocks_suite(void)
     tcase_add_test(tc, test_allreduce_rs_ag_and_ring);
     tcase_add_test(tc, test_bcast_scatter_allgather);
     tcase_add_test(tc, test_rounds_bound_ring);
-    tcase_add_test(tc, test_sweep_figures);
     tcase_add_test(tc, test_v_forms_irregular);
     suite_add_tcase(su, tc);
+    /* the symbolic sweep: most of the run time; CK_EXCLUDE_TAGS=long (the sanitizer build) skips
+     * it */
+    TCase *sw = tcase_create("sweep");
+    tcase_set_timeout(sw, 600);
+    tcase_set_tags(sw, "long");
+    tcase_add_test(sw, test_sweep_figures);
+    suite_add_tcase(su, sw);
     return su;
 }
 
