@@ -9,6 +9,11 @@
  * checked on every rank against a locally computed reference: a wrong result stops the run
  * (exit 1) before any timing of it is printed.
  *
+ * The block collectives (allgather(v), reduce_scatter(_block), alltoall(v), gather(v),
+ * scatter(v)) take a size as the bytes of ONE block; their buffers hold N blocks, so the
+ * iterations scale with the N blocks' bytes. Their v forms run with every count equal to the
+ * block and the blocks back to back, so that they move what the fixed-size form moves.
+ *
  * Launch under any PMIx launcher, e.g. `mpirun -np 4 ucoll_perf -c exscan -a linear,auto`.
  * Exit status: 0 success, 1 run-time error or wrong result, 2 bad option.
  */
@@ -34,11 +39,37 @@
 
 /* ------------------------------------------------------------------ names and options */
 
-static const char *const coll_names[] = {"exscan",    "scan",  "reduce",
-                                         "allreduce", "bcast", "barrier"};
-static const ucoll_coll_t coll_ids[] = {UCOLL_COLL_EXSCAN,    UCOLL_COLL_SCAN,  UCOLL_COLL_REDUCE,
-                                        UCOLL_COLL_ALLREDUCE, UCOLL_COLL_BCAST, UCOLL_COLL_BARRIER};
+static const char *const coll_names[] = {"exscan",         "scan",       "reduce",
+                                         "allreduce",      "bcast",      "barrier",
+                                         "allgather",      "allgatherv", "reduce_scatter_block",
+                                         "reduce_scatter", "alltoall",   "alltoallv",
+                                         "gather",         "gatherv",    "scatter",
+                                         "scatterv"};
+static const ucoll_coll_t coll_ids[] = {
+    UCOLL_COLL_EXSCAN,         UCOLL_COLL_SCAN,       UCOLL_COLL_REDUCE,
+    UCOLL_COLL_ALLREDUCE,      UCOLL_COLL_BCAST,      UCOLL_COLL_BARRIER,
+    UCOLL_COLL_ALLGATHER,      UCOLL_COLL_ALLGATHERV, UCOLL_COLL_REDUCE_SCATTER_BLOCK,
+    UCOLL_COLL_REDUCE_SCATTER, UCOLL_COLL_ALLTOALL,   UCOLL_COLL_ALLTOALLV,
+    UCOLL_COLL_GATHER,         UCOLL_COLL_GATHERV,    UCOLL_COLL_SCATTER,
+    UCOLL_COLL_SCATTERV};
 #define NCOLLS (sizeof(coll_names) / sizeof(coll_names[0]))
+
+/* a collective whose buffers hold one block per rank */
+static int is_block_coll(ucoll_coll_t c)
+{
+    return c >= UCOLL_COLL_ALLGATHER;
+}
+
+static int is_reduce_scatter(ucoll_coll_t c)
+{
+    return c == UCOLL_COLL_REDUCE_SCATTER_BLOCK || c == UCOLL_COLL_REDUCE_SCATTER;
+}
+
+static int is_rooted_block(ucoll_coll_t c)
+{
+    return c == UCOLL_COLL_GATHER || c == UCOLL_COLL_GATHERV || c == UCOLL_COLL_SCATTER ||
+           c == UCOLL_COLL_SCATTERV;
+}
 
 static const struct {
     const char *name;
@@ -97,21 +128,26 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: ucoll_perf [options]   (launch with mpirun/srun/prterun; alone = 1 rank)\n"
-            "  -c COLL      exscan|scan|reduce|allreduce|bcast|barrier (default exscan)\n"
+            "  -c COLL      exscan|scan|reduce|allreduce|bcast|barrier|allgather|allgatherv|\n"
+            "               reduce_scatter_block|reduce_scatter|alltoall|alltoallv|gather|\n"
+            "               gatherv|scatter|scatterv (default exscan)\n"
             "  -a ALG[,ALG] algorithms to compare, names as in `ucoll_info -a` (default auto)\n"
-            "  -b BYTES     smallest message size per rank (default 8; suffixes K, M, G)\n"
-            "  -e BYTES     largest message size per rank (default 1M)\n"
+            "  -b BYTES     smallest message size per rank (default 8; suffixes K, M, G); for\n"
+            "               the block collectives (allgather ... scatterv) the bytes of ONE\n"
+            "               block, buffers of N blocks; v forms with equal counts\n"
+            "  -e BYTES     largest message size per rank or block (default 1M)\n"
             "  -f FACTOR    size multiplier between rows (default 2)\n"
             "  -n ITERS     timed iterations per size (default %d, fewer above %d KiB)\n"
             "  -w WARMUP    untimed iterations per size (default %d, fewer above %d KiB)\n"
             "  -d DTYPE     int8|uint8|int16|uint16|int32|uint32|int64|uint64|float32|float64"
             " (default int64)\n"
             "  -o OP        sum|prod|min|max|land|lor|lxor|band|bor|bxor (default sum)\n"
-            "  -r ROOT      root of reduce and bcast (default 0)\n"
+            "  -r ROOT      root of reduce, bcast, gather(v) and scatter(v) (default 0)\n"
             "  -R PERCENT   percentile reported in the first latency column (default 50)\n"
             "  -S NS        OP as a user-defined op costing NS more nanoseconds per element\n"
             "               (an artificially expensive (+), e.g. -S 1000)\n"
-            "  -i           in place (UCOLL_IN_PLACE as sendbuf)\n"
+            "  -i           in place (UCOLL_IN_PLACE as sendbuf; gather(v): at the root;\n"
+            "               scatter(v): as the root's recvbuf)\n"
             "  -p           persistent requests (ucoll_*_init once, ucoll_start + ucoll_wait)\n"
             "  -t LEVEL     init by ucoll_init_thread at single|funneled|serialized|multiple\n"
             "               (default: ucoll_init, single), to measure what a level costs\n"
@@ -202,7 +238,9 @@ static void parse_options(int argc, char **argv, opts_t *o)
                 ;
             if (i == NCOLLS)
                 bad_option("-c: unknown collective '%s' (exscan, scan, reduce, allreduce, "
-                           "bcast, barrier)",
+                           "bcast, barrier, allgather, allgatherv, reduce_scatter_block, "
+                           "reduce_scatter, alltoall, alltoallv, gather, gatherv, scatter, "
+                           "scatterv)",
                            optarg);
             o->coll = i;
             break;
@@ -307,7 +345,7 @@ static void parse_options(int argc, char **argv, opts_t *o)
     if (ops[o->op].int_only && dtypes[o->dtype].is_float)
         bad_option("-o %s is not defined on %s", ops[o->op].name, dtypes[o->dtype].name);
     if (o->in_place && (coll == UCOLL_COLL_BCAST || coll == UCOLL_COLL_BARRIER))
-        bad_option("-i applies to exscan, scan, reduce and allreduce");
+        bad_option("-i applies to every collective but bcast and barrier");
     if (o->persistent && coll == UCOLL_COLL_BARRIER)
         bad_option("-p: ucoll has no persistent barrier");
 
@@ -545,6 +583,7 @@ typedef struct {
     ucoll_op_t call_op; /* the op the collectives get (a user op with -S) */
     size_t esize;
     void *sendbuf, *recvbuf, *input, *expect, *tmp;
+    size_t *counts, *displs; /* the v forms': every count one block, blocks back to back */
     double *t, *tmax;
 } run_t;
 
@@ -567,9 +606,31 @@ static const void *send_arg(const run_t *r)
     return r->o->in_place ? UCOLL_IN_PLACE : r->sendbuf;
 }
 
+/* gather(v)'s send argument: in place at the root only */
+static const void *gather_send_arg(const run_t *r)
+{
+    return r->o->in_place && r->rank == r->o->root ? UCOLL_IN_PLACE : r->sendbuf;
+}
+
+/* scatter(v)'s receive argument: in place at the root only */
+static void *scatter_recv_arg(const run_t *r)
+{
+    return r->o->in_place && r->rank == r->o->root ? (void *)UCOLL_IN_PLACE : r->recvbuf;
+}
+
+/* the v forms' count arrays for blocks of `count` elements */
+static void set_counts(run_t *r, size_t count)
+{
+    for (int j = 0; j < r->size; j++) {
+        r->counts[j] = count;
+        r->displs[j] = (size_t)j * count;
+    }
+}
+
 static ucoll_status_t run_blocking(run_t *r, size_t count)
 {
     const int root = r->o->root;
+    const size_t *n = r->counts, *d = r->displs;
     switch (r->coll) {
     case UCOLL_COLL_EXSCAN:
         return ucoll_exscan(r->comm, send_arg(r), r->recvbuf, count, r->dtype, r->call_op);
@@ -583,8 +644,28 @@ static ucoll_status_t run_blocking(run_t *r, size_t count)
         return ucoll_bcast(r->comm, r->recvbuf, count, r->dtype, root);
     case UCOLL_COLL_BARRIER:
         return ucoll_barrier(r->comm);
-    default: /* the block collectives have their own paths */
-        break;
+    case UCOLL_COLL_ALLGATHER:
+        return ucoll_allgather(r->comm, send_arg(r), r->recvbuf, count, r->dtype);
+    case UCOLL_COLL_ALLGATHERV:
+        return ucoll_allgatherv(r->comm, send_arg(r), count, r->recvbuf, n, d, r->dtype);
+    case UCOLL_COLL_REDUCE_SCATTER_BLOCK:
+        return ucoll_reduce_scatter_block(r->comm, send_arg(r), r->recvbuf, count, r->dtype,
+                                          r->call_op);
+    case UCOLL_COLL_REDUCE_SCATTER:
+        return ucoll_reduce_scatter(r->comm, send_arg(r), r->recvbuf, n, r->dtype, r->call_op);
+    case UCOLL_COLL_ALLTOALL:
+        return ucoll_alltoall(r->comm, send_arg(r), r->recvbuf, count, r->dtype);
+    case UCOLL_COLL_ALLTOALLV:
+        return ucoll_alltoallv(r->comm, send_arg(r), n, d, r->recvbuf, n, d, r->dtype);
+    case UCOLL_COLL_GATHER:
+        return ucoll_gather(r->comm, gather_send_arg(r), r->recvbuf, count, r->dtype, root);
+    case UCOLL_COLL_GATHERV:
+        return ucoll_gatherv(r->comm, gather_send_arg(r), count, r->recvbuf, n, d, r->dtype, root);
+    case UCOLL_COLL_SCATTER:
+        return ucoll_scatter(r->comm, r->sendbuf, scatter_recv_arg(r), count, r->dtype, root);
+    case UCOLL_COLL_SCATTERV:
+        return ucoll_scatterv(r->comm, r->sendbuf, n, d, scatter_recv_arg(r), count, r->dtype,
+                              root);
     }
     return UCOLL_ERR_INVALID_ARG;
 }
@@ -592,6 +673,7 @@ static ucoll_status_t run_blocking(run_t *r, size_t count)
 static ucoll_status_t make_persistent(run_t *r, size_t count, ucoll_request_t **req)
 {
     const int root = r->o->root;
+    const size_t *n = r->counts, *d = r->displs;
     switch (r->coll) {
     case UCOLL_COLL_EXSCAN:
         return ucoll_exscan_init(r->comm, send_arg(r), r->recvbuf, count, r->dtype, r->call_op,
@@ -608,8 +690,32 @@ static ucoll_status_t make_persistent(run_t *r, size_t count, ucoll_request_t **
         return ucoll_bcast_init(r->comm, r->recvbuf, count, r->dtype, root, req);
     case UCOLL_COLL_BARRIER:
         break;
-    default: /* the block collectives have their own paths */
-        break;
+    case UCOLL_COLL_ALLGATHER:
+        return ucoll_allgather_init(r->comm, send_arg(r), r->recvbuf, count, r->dtype, req);
+    case UCOLL_COLL_ALLGATHERV:
+        return ucoll_allgatherv_init(r->comm, send_arg(r), count, r->recvbuf, n, d, r->dtype, req);
+    case UCOLL_COLL_REDUCE_SCATTER_BLOCK:
+        return ucoll_reduce_scatter_block_init(r->comm, send_arg(r), r->recvbuf, count, r->dtype,
+                                               r->call_op, req);
+    case UCOLL_COLL_REDUCE_SCATTER:
+        return ucoll_reduce_scatter_init(r->comm, send_arg(r), r->recvbuf, n, r->dtype, r->call_op,
+                                         req);
+    case UCOLL_COLL_ALLTOALL:
+        return ucoll_alltoall_init(r->comm, send_arg(r), r->recvbuf, count, r->dtype, req);
+    case UCOLL_COLL_ALLTOALLV:
+        return ucoll_alltoallv_init(r->comm, send_arg(r), n, d, r->recvbuf, n, d, r->dtype, req);
+    case UCOLL_COLL_GATHER:
+        return ucoll_gather_init(r->comm, gather_send_arg(r), r->recvbuf, count, r->dtype, root,
+                                 req);
+    case UCOLL_COLL_GATHERV:
+        return ucoll_gatherv_init(r->comm, gather_send_arg(r), count, r->recvbuf, n, d, r->dtype,
+                                  root, req);
+    case UCOLL_COLL_SCATTER:
+        return ucoll_scatter_init(r->comm, r->sendbuf, scatter_recv_arg(r), count, r->dtype, root,
+                                  req);
+    case UCOLL_COLL_SCATTERV:
+        return ucoll_scatterv_init(r->comm, r->sendbuf, n, d, scatter_recv_arg(r), count, r->dtype,
+                                   root, req);
     }
     return UCOLL_ERR_NOT_SUPPORTED;
 }
@@ -619,7 +725,18 @@ static ucoll_status_t make_persistent(run_t *r, size_t count, ucoll_request_t **
 static void reset_buffers(run_t *r, size_t count)
 {
     const size_t bytes = count * r->esize;
-    if (r->coll == UCOLL_COLL_BCAST) {
+    const ucoll_coll_t c = r->coll;
+    if (c == UCOLL_COLL_ALLGATHER || c == UCOLL_COLL_ALLGATHERV || c == UCOLL_COLL_GATHER ||
+        c == UCOLL_COLL_GATHERV) { /* in place: the own block at its place in recvbuf */
+        if ((c == UCOLL_COLL_ALLGATHER || c == UCOLL_COLL_ALLGATHERV || r->rank == r->o->root) &&
+            r->o->in_place)
+            memcpy((char *)r->recvbuf + (size_t)r->rank * bytes, r->input, bytes);
+    } else if (c == UCOLL_COLL_SCATTER || c == UCOLL_COLL_SCATTERV) {
+        /* in place, the root's own block stays in its sendbuf, which is never written */
+    } else if (is_block_coll(c)) { /* in place: recvbuf holds all N blocks of input */
+        if (r->o->in_place)
+            memcpy(r->recvbuf, r->input, (size_t)r->size * bytes);
+    } else if (r->coll == UCOLL_COLL_BCAST) {
         if (r->rank == r->o->root)
             memcpy(r->recvbuf, r->input, bytes);
     } else if (r->o->in_place) {
@@ -627,35 +744,68 @@ static void reset_buffers(run_t *r, size_t count)
     }
 }
 
-/* the expected content of recvbuf after the collective; 0 if it is not checked here */
-static int expected_result(run_t *r, size_t count)
+/* block `b` (of `count` elements) of rank q's input into dst */
+static void input_block(run_t *r, int q, int b, size_t count, void *dst)
+{
+    fill_input(r->dtype, r->op, q, r->tmp, (size_t)r->size * count);
+    memcpy(dst, (char *)r->tmp + (size_t)b * count * r->esize, count * r->esize);
+}
+
+/* the expected extent of recvbuf in elements, in r->expect; 0 if it is not checked here */
+static size_t expected_result(run_t *r, size_t count)
 {
     const unsigned dti = r->o->dtype;
     const int root = r->o->root;
+    const size_t bytes = count * r->esize, span = (size_t)r->size * count;
+    char *e = r->expect;
     switch (r->coll) {
     case UCOLL_COLL_EXSCAN:
         if (r->rank == 0) /* left untouched: the sentinel, or (in place) the input */
             return 0;
         ref_fold(dti, r->op, 0, r->rank - 1, r->expect, r->tmp, count);
-        return 1;
+        return count;
     case UCOLL_COLL_SCAN:
         ref_fold(dti, r->op, 0, r->rank, r->expect, r->tmp, count);
-        return 1;
+        return count;
     case UCOLL_COLL_REDUCE:
         if (r->rank != root)
             return 0;
         ref_fold(dti, r->op, 0, r->size - 1, r->expect, r->tmp, count);
-        return 1;
+        return count;
     case UCOLL_COLL_ALLREDUCE:
         ref_fold(dti, r->op, 0, r->size - 1, r->expect, r->tmp, count);
-        return 1;
+        return count;
     case UCOLL_COLL_BCAST:
         fill_input(r->dtype, r->op, root, r->expect, count);
-        return 1;
+        return count;
     case UCOLL_COLL_BARRIER:
         break;
-    default: /* the block collectives have their own paths */
-        break;
+    case UCOLL_COLL_GATHER:
+    case UCOLL_COLL_GATHERV:
+        if (r->rank != root)
+            return 0;
+        /* fall through */
+    case UCOLL_COLL_ALLGATHER:
+    case UCOLL_COLL_ALLGATHERV: /* block q: rank q's first block */
+        for (int q = 0; q < r->size; q++)
+            input_block(r, q, 0, count, e + (size_t)q * bytes);
+        return span;
+    case UCOLL_COLL_REDUCE_SCATTER_BLOCK:
+    case UCOLL_COLL_REDUCE_SCATTER: /* block rank of the fold over ranks; tmp is scratch */
+        ref_fold(dti, r->op, 0, r->size - 1, e, r->tmp, span);
+        memmove(e, e + (size_t)r->rank * bytes, bytes);
+        return count;
+    case UCOLL_COLL_ALLTOALL:
+    case UCOLL_COLL_ALLTOALLV: /* block q: rank q's block for this rank */
+        for (int q = 0; q < r->size; q++)
+            input_block(r, q, r->rank, count, e + (size_t)q * bytes);
+        return span;
+    case UCOLL_COLL_SCATTER:
+    case UCOLL_COLL_SCATTERV:
+        if (r->o->in_place && r->rank == root)
+            return 0; /* recvbuf not passed */
+        input_block(r, root, r->rank, count, e);
+        return count;
     }
     return 0;
 }
@@ -663,20 +813,21 @@ static int expected_result(run_t *r, size_t count)
 #define SENTINEL 0xA5
 
 /* checks this rank's result of the first iteration; returns 0 if right */
-static int check_result(run_t *r, const char *alg, size_t count)
+static int check_result(run_t *r, const char *alg, size_t block)
 {
-    const size_t bytes = count * r->esize;
+    size_t count = block;
     if (r->coll == UCOLL_COLL_BARRIER || count == 0)
         return 0;
     if (r->coll == UCOLL_COLL_EXSCAN && r->rank == 0) {
         /* rank 0's recvbuf must be left as it was */
         if (r->o->in_place)
-            memcpy(r->expect, r->input, bytes);
+            memcpy(r->expect, r->input, count * r->esize);
         else
-            memset(r->expect, SENTINEL, bytes);
-    } else if (!expected_result(r, count)) {
+            memset(r->expect, SENTINEL, count * r->esize);
+    } else if ((count = expected_result(r, block)) == 0) {
         return 0;
     }
+    const size_t bytes = count * r->esize;
     if (memcmp(r->recvbuf, r->expect, bytes) == 0)
         return 0;
     size_t i = 0;
@@ -764,12 +915,21 @@ static void print_box(const run_t *r, const char *alg)
     box_line("Algorithm:", "%s", alg);
     if (r->coll != UCOLL_COLL_BARRIER) {
         box_line("Datatype:", "%s (%zu B)", dtypes[o->dtype].name, r->esize);
-        if (r->coll != UCOLL_COLL_BCAST && o->spin_ns > 0)
+        const int has_op =
+            r->coll != UCOLL_COLL_BCAST && (!is_block_coll(r->coll) || is_reduce_scatter(r->coll));
+        if (has_op && o->spin_ns > 0)
             box_line("Operation:", "%s as a user op, +%g ns/element", ops[o->op].name, o->spin_ns);
-        else if (r->coll != UCOLL_COLL_BCAST)
+        else if (has_op)
             box_line("Operation:", "%s", ops[o->op].name);
+        if (is_block_coll(r->coll))
+            box_line("Sizes:", "of one block; buffers of %d blocks%s", r->size,
+                     r->coll == UCOLL_COLL_ALLGATHERV || r->coll == UCOLL_COLL_ALLTOALLV ||
+                             r->coll == UCOLL_COLL_REDUCE_SCATTER ||
+                             r->coll == UCOLL_COLL_GATHERV || r->coll == UCOLL_COLL_SCATTERV
+                         ? ", every count the same"
+                         : "");
     }
-    if (r->coll == UCOLL_COLL_REDUCE || r->coll == UCOLL_COLL_BCAST)
+    if (r->coll == UCOLL_COLL_REDUCE || r->coll == UCOLL_COLL_BCAST || is_rooted_block(r->coll))
         box_line("Root:", "%d", o->root);
     box_line("Ranks:", "%d", r->size);
     box_line("Transports:", "UCX_TLS=%s, UCX_NET_DEVICES=%s", tls != NULL ? tls : "all",
@@ -850,15 +1010,18 @@ static void run_size(run_t *r, const char *alg, size_t bytes)
 {
     const opts_t *o = r->o;
     const size_t count = r->coll == UCOLL_COLL_BARRIER ? 0 : bytes / r->esize;
-    const long iters = scaled(o->iters, DEFAULT_ITERS, MIN_SCALED_ITERS, bytes);
-    const long warmup = scaled(o->warmup, DEFAULT_WARMUP, 2, bytes);
+    /* a block collective's buffers hold N blocks: its iterations scale with all of them */
+    const size_t span = is_block_coll(r->coll) ? (size_t)r->size * bytes : bytes;
+    const long iters = scaled(o->iters, DEFAULT_ITERS, MIN_SCALED_ITERS, span);
+    const long warmup = scaled(o->warmup, DEFAULT_WARMUP, 2, span);
     ucoll_request_t *req = NULL;
     ucoll_status_t st;
 
     /* inputs and the state the check of rank 0's exscan relies on */
-    fill_input(r->dtype, r->op, r->rank, r->input, count);
-    memcpy(r->sendbuf, r->input, count * r->esize);
-    memset(r->recvbuf, SENTINEL, count * r->esize);
+    fill_input(r->dtype, r->op, r->rank, r->input, span / r->esize);
+    memcpy(r->sendbuf, r->input, span);
+    memset(r->recvbuf, SENTINEL, span);
+    set_counts(r, count);
     if (o->persistent && (st = make_persistent(r, count, &req)) != UCOLL_OK)
         die(r, "creating the persistent request", st);
 
@@ -957,7 +1120,8 @@ int main(int argc, char **argv)
             return 1;
         }
     }
-    if ((r.coll == UCOLL_COLL_REDUCE || r.coll == UCOLL_COLL_BCAST) && o.root >= r.size) {
+    if ((r.coll == UCOLL_COLL_REDUCE || r.coll == UCOLL_COLL_BCAST || is_rooted_block(r.coll)) &&
+        o.root >= r.size) {
         if (r.rank == 0)
             fprintf(stderr, "ucoll_perf: -r %d: there are only %d ranks\n", o.root, r.size);
         ucoll_finalize(r.comm);
@@ -990,12 +1154,23 @@ int main(int argc, char **argv)
                 break;
         }
     }
-    const size_t max_bytes = sizes[nsizes - 1] > 0 ? sizes[nsizes - 1] : 1;
+    /* a block collective's buffers hold N blocks */
+    const size_t nblocks = is_block_coll(r.coll) ? (size_t)r.size : 1;
+    if (sizes[nsizes - 1] > SIZE_MAX / nblocks) {
+        if (r.rank == 0)
+            fprintf(stderr, "ucoll_perf: -e: %d blocks of %zu bytes do not fit in memory\n", r.size,
+                    sizes[nsizes - 1]);
+        ucoll_finalize(r.comm);
+        return 2;
+    }
+    const size_t max_bytes = sizes[nsizes - 1] > 0 ? nblocks * sizes[nsizes - 1] : 1;
     long max_iters = 1;
     for (int i = 0; i < nsizes; i++) {
-        long n = scaled(o.iters, DEFAULT_ITERS, MIN_SCALED_ITERS, sizes[i]);
+        long n = scaled(o.iters, DEFAULT_ITERS, MIN_SCALED_ITERS, nblocks * sizes[i]);
         max_iters = n > max_iters ? n : max_iters;
     }
+    r.counts = calloc((size_t)r.size, sizeof(size_t));
+    r.displs = calloc((size_t)r.size, sizeof(size_t));
     r.sendbuf = malloc(max_bytes);
     r.recvbuf = malloc(max_bytes);
     r.input = malloc(max_bytes);
@@ -1003,7 +1178,8 @@ int main(int argc, char **argv)
     r.tmp = malloc(max_bytes);
     r.t = calloc((size_t)max_iters, sizeof(double));
     r.tmax = calloc((size_t)max_iters, sizeof(double));
-    if (!r.sendbuf || !r.recvbuf || !r.input || !r.expect || !r.tmp || !r.t || !r.tmax) {
+    if (!r.sendbuf || !r.recvbuf || !r.input || !r.expect || !r.tmp || !r.t || !r.tmax ||
+        !r.counts || !r.displs) {
         fprintf(stderr, "ucoll_perf: rank %d: out of memory for %zu-byte buffers\n", r.rank,
                 max_bytes);
         return 1;
@@ -1034,6 +1210,8 @@ int main(int argc, char **argv)
     free(r.tmp);
     free(r.t);
     free(r.tmax);
+    free(r.counts);
+    free(r.displs);
     if ((st = ucoll_finalize(r.comm)) != UCOLL_OK) {
         fprintf(stderr, "ucoll_perf: rank %d: ucoll_finalize: %s\n", r.rank, ucoll_strerror(st));
         return 1;

@@ -11,6 +11,11 @@
  * (inputs are small integers, so every dtype and op gives exact results): a mismatch stops
  * the run (exit 1) before its timings are printed.
  *
+ * The block collectives (allgather, reduce_scatter_block, alltoall, gather, scatter) take a
+ * size as the bytes of ONE block: their buffers hold up to N blocks, so a row whose N blocks
+ * exceed BLOCK_BUFFER_CAP bytes is left out, and their iterations scale with the N blocks'
+ * bytes as the others' do with their size above 64 KiB.
+ *
  * ucoll is initialised after MPI_Init with ucoll_init (PMIx; Open MPI's mpirun provides it);
  * -O bootstraps it instead with ucoll_init_oob over MPI_Allgather. ucoll's algorithm choice
  * comes from UCOLL_<COLL>_ALG in the environment (default auto).
@@ -38,12 +43,41 @@
 #define SCALE_ABOVE (64 * 1024)
 #define MIN_SCALED_ITERS 20
 #define MAX_SIZES 64
+/* the most bytes of N blocks in one buffer of a block collective: the largest buffer the
+ * default -e gives the others */
+#define BLOCK_BUFFER_CAP ((size_t)16 << 20)
 
-enum { C_EXSCAN, C_SCAN, C_REDUCE, C_ALLREDUCE, C_BCAST, NCOLLS };
-static const char *const coll_names[NCOLLS] = {"exscan", "scan", "reduce", "allreduce", "bcast"};
-static const char *const alg_env[NCOLLS] = {"UCOLL_EXSCAN_ALG", "UCOLL_SCAN_ALG",
-                                            "UCOLL_REDUCE_ALG", "UCOLL_ALLREDUCE_ALG",
-                                            "UCOLL_BCAST_ALG"};
+enum {
+    C_EXSCAN,
+    C_SCAN,
+    C_REDUCE,
+    C_ALLREDUCE,
+    C_BCAST,
+    C_ALLGATHER,
+    C_REDUCE_SCATTER_BLOCK,
+    C_ALLTOALL,
+    C_GATHER,
+    C_SCATTER,
+    NCOLLS
+};
+static const char *const coll_names[NCOLLS] = {
+    "exscan",   "scan",   "reduce", "allreduce", "bcast", "allgather", "reduce_scatter_block",
+    "alltoall", "gather", "scatter"};
+static const char *const alg_env[NCOLLS] = {"UCOLL_EXSCAN_ALG",
+                                            "UCOLL_SCAN_ALG",
+                                            "UCOLL_REDUCE_ALG",
+                                            "UCOLL_ALLREDUCE_ALG",
+                                            "UCOLL_BCAST_ALG",
+                                            "UCOLL_ALLGATHER_ALG",
+                                            "UCOLL_REDUCE_SCATTER_BLOCK_ALG",
+                                            "UCOLL_ALLTOALL_ALG",
+                                            "UCOLL_GATHER_ALG",
+                                            "UCOLL_SCATTER_ALG"};
+
+static int is_block_coll(int coll)
+{
+    return coll >= C_ALLGATHER;
+}
 
 static const struct {
     const char *name;
@@ -126,9 +160,12 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: mpirun -np N ucoll_vs_mpi [options]\n"
-            "  -c LIST      collectives, of exscan,scan,reduce,allreduce,bcast (default all)\n"
-            "  -b BYTES     smallest size per rank (default 8; suffixes K, M, G)\n"
-            "  -e BYTES     largest size per rank (default 16M)\n"
+            "  -c LIST      collectives, of exscan,scan,reduce,allreduce,bcast,allgather,\n"
+            "               reduce_scatter_block,alltoall,gather,scatter (default all)\n"
+            "  -b BYTES     smallest size per rank (default 8; suffixes K, M, G); for the\n"
+            "               block collectives (allgather ... scatter) the bytes of ONE block,\n"
+            "               rows whose N blocks exceed %zu MiB left out\n"
+            "  -e BYTES     largest size per rank or block (default 16M)\n"
             "  -f FACTOR    size multiplier between rows (default 2)\n"
             "  -n ITERS     timed iterations per size and library (default %d, fewer above %d "
             "KiB)\n"
@@ -136,9 +173,10 @@ static void usage(FILE *f)
             "  -d DTYPE     int8|uint8|int16|uint16|int32|uint32|int64|uint64|float32|float64"
             " (default int64)\n"
             "  -o OP        sum|prod|min|max|land|lor|lxor|band|bor|bxor (default sum)\n"
-            "  -r ROOT      root of reduce and bcast (default 0)\n"
+            "  -r ROOT      root of reduce, bcast, gather and scatter (default 0)\n"
             "  -R PERCENT   percentile compared (default 50)\n"
-            "  -i           in place (MPI_IN_PLACE / UCOLL_IN_PLACE; not for bcast)\n"
+            "  -i           in place (MPI_IN_PLACE / UCOLL_IN_PLACE, as MPI allows it; not\n"
+            "               for bcast)\n"
             "  -l LABEL     first CSV column / table title (default \"mpi\")\n"
             "  -O           bootstrap ucoll with ucoll_init_oob over MPI_Allgather, not PMIx\n"
             "  -D           no untimed barrier after each timed collective (see the source)\n"
@@ -148,7 +186,7 @@ static void usage(FILE *f)
             "  -v           CSV: label,collective,size,count,iterations,ucoll_p<R>_us,"
             "mpi_p<R>_us,ratio_p<R>,ucoll_avg_us,mpi_avg_us,ratio_avg,ucoll_min_us,mpi_min_us\n"
             "ucoll's algorithms: UCOLL_EXSCAN_ALG, UCOLL_SCAN_ALG, ... (default auto)\n",
-            DEFAULT_ITERS, SCALE_ABOVE / 1024, DEFAULT_WARMUP);
+            BLOCK_BUFFER_CAP >> 20, DEFAULT_ITERS, SCALE_ABOVE / 1024, DEFAULT_WARMUP);
 }
 
 static void bad_option(const char *fmt, ...)
@@ -401,6 +439,11 @@ static const void *m_sendarg(const run_t *r)
     return r->o->in_place ? MPI_IN_PLACE : r->m_send;
 }
 
+static int at_root_in_place(const run_t *r)
+{
+    return r->o->in_place && r->rank == r->o->root;
+}
+
 static ucoll_status_t ucoll_call(run_t *r, int coll, size_t count)
 {
     const ucoll_op_t op = ucoll_ops[r->o->op];
@@ -413,6 +456,19 @@ static ucoll_status_t ucoll_call(run_t *r, int coll, size_t count)
         return ucoll_reduce(r->comm, u_sendarg(r), r->u_recv, count, r->dtype, op, r->o->root);
     case C_ALLREDUCE:
         return ucoll_allreduce(r->comm, u_sendarg(r), r->u_recv, count, r->dtype, op);
+    case C_ALLGATHER:
+        return ucoll_allgather(r->comm, u_sendarg(r), r->u_recv, count, r->dtype);
+    case C_REDUCE_SCATTER_BLOCK:
+        return ucoll_reduce_scatter_block(r->comm, u_sendarg(r), r->u_recv, count, r->dtype, op);
+    case C_ALLTOALL:
+        return ucoll_alltoall(r->comm, u_sendarg(r), r->u_recv, count, r->dtype);
+    case C_GATHER: /* in place at the root only */
+        return ucoll_gather(r->comm, at_root_in_place(r) ? UCOLL_IN_PLACE : r->u_send, r->u_recv,
+                            count, r->dtype, r->o->root);
+    case C_SCATTER: /* the root's recvbuf is the one in place */
+        return ucoll_scatter(r->comm, r->u_send,
+                             at_root_in_place(r) ? (void *)UCOLL_IN_PLACE : r->u_recv, count,
+                             r->dtype, r->o->root);
     default:
         return ucoll_bcast(r->comm, r->u_recv, count, r->dtype, r->o->root);
     }
@@ -434,6 +490,18 @@ static int mpi_call(run_t *r, int coll, size_t count)
         return MPI_Reduce(reduce_send, r->m_recv, n, r->mdtype, op, r->o->root, MPI_COMM_WORLD);
     case C_ALLREDUCE:
         return MPI_Allreduce(m_sendarg(r), r->m_recv, n, r->mdtype, op, MPI_COMM_WORLD);
+    case C_ALLGATHER:
+        return MPI_Allgather(m_sendarg(r), n, r->mdtype, r->m_recv, n, r->mdtype, MPI_COMM_WORLD);
+    case C_REDUCE_SCATTER_BLOCK:
+        return MPI_Reduce_scatter_block(m_sendarg(r), r->m_recv, n, r->mdtype, op, MPI_COMM_WORLD);
+    case C_ALLTOALL:
+        return MPI_Alltoall(m_sendarg(r), n, r->mdtype, r->m_recv, n, r->mdtype, MPI_COMM_WORLD);
+    case C_GATHER:
+        return MPI_Gather(at_root_in_place(r) ? MPI_IN_PLACE : r->m_send, n, r->mdtype, r->m_recv,
+                          n, r->mdtype, r->o->root, MPI_COMM_WORLD);
+    case C_SCATTER:
+        return MPI_Scatter(r->m_send, n, r->mdtype, at_root_in_place(r) ? MPI_IN_PLACE : r->m_recv,
+                           n, r->mdtype, r->o->root, MPI_COMM_WORLD);
     default:
         return MPI_Bcast(r->m_recv, n, r->mdtype, r->o->root, MPI_COMM_WORLD);
     }
@@ -443,7 +511,19 @@ static int mpi_call(run_t *r, int coll, size_t count)
 static void reset_buffers(run_t *r, int coll, size_t count)
 {
     const size_t bytes = count * r->esize;
-    if (coll == C_BCAST) {
+    if (!r->o->in_place && coll != C_BCAST)
+        return;
+    if (coll == C_ALLGATHER || coll == C_GATHER) { /* own block at its place in recvbuf */
+        if (coll == C_ALLGATHER || r->rank == r->o->root) {
+            memcpy((char *)r->u_recv + (size_t)r->rank * bytes, r->input, bytes);
+            memcpy((char *)r->m_recv + (size_t)r->rank * bytes, r->input, bytes);
+        }
+    } else if (coll == C_REDUCE_SCATTER_BLOCK || coll == C_ALLTOALL) { /* N blocks of input */
+        memcpy(r->u_recv, r->input, (size_t)r->size * bytes);
+        memcpy(r->m_recv, r->input, (size_t)r->size * bytes);
+    } else if (coll == C_SCATTER) {
+        /* the root's blocks stay in sendbuf, which neither library writes */
+    } else if (coll == C_BCAST) {
         if (r->rank == r->o->root) {
             memcpy(r->u_recv, r->input, bytes);
             memcpy(r->m_recv, r->input, bytes);
@@ -457,8 +537,11 @@ static void reset_buffers(run_t *r, int coll, size_t count)
 /* 1 if this rank's results of the two libraries differ where both are defined */
 static int results_differ(const run_t *r, int coll, size_t count)
 {
-    if ((coll == C_EXSCAN && r->rank == 0) || (coll == C_REDUCE && r->rank != r->o->root))
+    if ((coll == C_EXSCAN && r->rank == 0) ||
+        ((coll == C_REDUCE || coll == C_GATHER) && r->rank != r->o->root))
         return 0; /* MPI leaves these undefined */
+    if (coll == C_ALLGATHER || coll == C_ALLTOALL || coll == C_GATHER)
+        count *= (size_t)r->size; /* N blocks received */
     if (memcmp(r->u_recv, r->m_recv, count * r->esize) == 0)
         return 0;
     size_t i = 0;
@@ -546,14 +629,16 @@ static void run_size(run_t *r, int coll, size_t bytes)
 {
     const opts_t *o = r->o;
     const size_t count = bytes / r->esize;
-    const long iters = scaled(o->iters, DEFAULT_ITERS, MIN_SCALED_ITERS, bytes);
-    const long warmup = scaled(o->warmup, DEFAULT_WARMUP, 2, bytes);
+    /* a block collective's buffers hold N blocks: its iterations scale with all of them */
+    const size_t span = is_block_coll(coll) ? (size_t)r->size * bytes : bytes;
+    const long iters = scaled(o->iters, DEFAULT_ITERS, MIN_SCALED_ITERS, span);
+    const long warmup = scaled(o->warmup, DEFAULT_WARMUP, 2, span);
 
-    fill_input(r->dtype, o->op, r->rank, r->input, count);
-    memcpy(r->u_send, r->input, bytes);
-    memcpy(r->m_send, r->input, bytes);
-    memset(r->u_recv, 0, bytes);
-    memset(r->m_recv, 0, bytes);
+    fill_input(r->dtype, o->op, r->rank, r->input, span / r->esize);
+    memcpy(r->u_send, r->input, span);
+    memcpy(r->m_send, r->input, span);
+    memset(r->u_recv, 0, span);
+    memset(r->m_recv, 0, span);
     for (long it = 0; it < warmup + iters; it++) {
         double t[2];
         reset_buffers(r, coll, count);
@@ -594,9 +679,15 @@ static void run_size(run_t *r, int coll, size_t bytes)
                coll_names[coll], bytes, count, iters, u.pct, m.pct, ratio, u.avg, m.avg, ratio_avg,
                u.min, m.min);
     else
-        printf("| %-9s | %10zu | %8ld | %10.3f | %10.3f | %7.2f | %10.3f | %10.3f | %7.2f |\n",
+        printf("| %-20s | %10zu | %8ld | %10.3f | %10.3f | %7.2f | %10.3f | %10.3f | %7.2f |\n",
                coll_names[coll], bytes, iters, u.pct, m.pct, ratio, u.avg, m.avg, ratio_avg);
     fflush(stdout);
+}
+
+/* 1 if N blocks of `bytes` fit one buffer of a block collective (BLOCK_BUFFER_CAP) */
+static int block_row_fits(const run_t *r, size_t bytes)
+{
+    return bytes <= BLOCK_BUFFER_CAP / (size_t)r->size;
 }
 
 /* ucoll_init_oob's allgather, over MPI */
@@ -646,14 +737,18 @@ static void print_header(const run_t *r)
     } else {
         char p[32];
         snprintf(p, sizeof(p), "%g%%ile", o->percentile);
-        printf("+-----------+------------+----------+------------+------------+---------+------"
+        printf("+----------------------+------------+----------+------------+------------+---------"
+               "+------"
                "------+------------+---------+\n");
-        printf("|           |            |          |  ucoll     |  MPI       | ucoll/  | ucoll "
+        printf("|                      |            |          |  ucoll     |  MPI       | ucoll/  "
+               "| ucoll "
                "     | MPI        | ucoll/  |\n");
-        printf("| coll      |   size (B) |  # iters | %-7s us | %-7s us |   MPI   | average us"
+        printf("| coll                 |   size (B) |  # iters | %-7s us | %-7s us |   MPI   | "
+               "average us"
                " | average us |   MPI   |\n",
                p, p);
-        printf("+-----------+------------+----------+------------+------------+---------+------"
+        printf("+----------------------+------------+----------+------------+------------+---------"
+               "+------"
                "------+------------+---------+\n");
     }
     fflush(stdout);
@@ -750,7 +845,12 @@ int main(int argc, char **argv)
         if (b > SIZE_MAX / o.factor)
             break;
     }
-    const size_t max_bytes = sizes[nsizes - 1];
+    /* a block collective's buffers hold N blocks of its largest size within the cap */
+    size_t max_bytes = sizes[nsizes - 1];
+    for (int c = 0; c < o.ncolls; c++)
+        for (int i = 0; is_block_coll(o.colls[c]) && i < nsizes; i++)
+            if (block_row_fits(&r, sizes[i]) && (size_t)r.size * sizes[i] > max_bytes)
+                max_bytes = (size_t)r.size * sizes[i];
     const long max_iters = o.iters >= 0 ? o.iters : DEFAULT_ITERS;
     r.input = malloc(max_bytes);
     r.u_send = malloc(max_bytes);
@@ -789,10 +889,12 @@ int main(int argc, char **argv)
         if (o.in_place && o.colls[c] == C_BCAST)
             continue; /* bcast is always in place */
         for (int i = 0; i < nsizes; i++)
-            run_size(&r, o.colls[c], sizes[i]);
+            if (!is_block_coll(o.colls[c]) || block_row_fits(&r, sizes[i]))
+                run_size(&r, o.colls[c], sizes[i]);
     }
     if (r.rank == 0 && !o.csv && !o.pingpong)
-        printf("+-----------+------------+----------+------------+------------+---------+------"
+        printf("+----------------------+------------+----------+------------+------------+---------"
+               "+------"
                "------+------------+---------+\n");
 
     free(r.input);

@@ -428,6 +428,21 @@ for n in 1 3 4; do
     run_job "oob_test ranks=$n (forked by the test)" none 180 "" tests/mp/oob_test --ranks "$n"
 done
 
+# ---------------------------------------------------------------- perf tools
+# ucoll_perf checks each size's first result against its own reference, ucoll_vs_mpi against
+# Open MPI's: tiny sizes and a few iterations, so only those checks (exit 1) can fail them
+section "perf tools: their result checks on the block collectives"
+run_job "ucoll_perf alltoallv np=3" 3 180 "" ./ucoll_perf -c alltoallv -b 8 -e 4K -f 8 -n 3 \
+    -w 1 -v
+run_job "ucoll_perf gather np=3 persistent, in place at root 2" 3 180 "" ./ucoll_perf -c gather \
+    -r 2 -p -i -b 8 -e 4K -f 8 -n 3 -w 1 -v
+run_job "ucoll_perf reduce_scatter np=3 max" 3 180 "" ./ucoll_perf -c reduce_scatter -o max \
+    -b 8 -e 4K -f 8 -n 3 -w 1 -v
+if [ -x perf/ucoll_vs_mpi ]; then
+    run_job "ucoll_vs_mpi block collectives np=3 root 1" 3 300 "" perf/ucoll_vs_mpi \
+        -c allgather,reduce_scatter_block,alltoall,gather,scatter -r 1 -b 8 -e 4K -f 8 -n 3 -w 1 -v
+fi
+
 # ---------------------------------------------------------------- installed library
 section "installed library: a program built with pkg-config ucoll"
 DEST="$LOGDIR/destdir"
