@@ -8,7 +8,8 @@
  * exact sum divided once by p) x count x root.
  * The 16-bit kinds run every algorithm and count but one variant each (in place or not, form,
  * root rotating along the grid of algorithms and counts, so each variant is met), half of those
- * with --small:
+ * with --small, and the count above a segment (seg+1) with one of them per algorithm in turn
+ * (float16-bits, bfloat16-bits; float16-sum, bfloat16-sum, float16-avg):
  *   - data movement: float16-bits and bfloat16-bits, raw uint16_t patterns (element 0 of every
  *     block a NaN pattern, the rest every pattern in turn: NaNs, infinities, subnormals, -0),
  *     which must arrive bit for bit;
@@ -131,11 +132,26 @@ static int is_rooted(ucoll_coll_t c)
 
 /* ---------------------------------------------------------------- values */
 
+/* mpt_mix64 of each block's (from, to) key, made once: the references hash every element */
+static uint64_t *g_block_seed;
+
+static void make_block_seeds(void)
+{
+    g_block_seed = malloc((size_t)g_p * (size_t)g_p * sizeof(uint64_t));
+    if (g_block_seed == NULL) {
+        printf("FATAL rank %d: out of memory for %d x %d seeds\n", g_r, g_p, g_p);
+        exit(2);
+    }
+    for (int from = 0; from < g_p; from++)
+        for (int to = 0; to < g_p; to++)
+            g_block_seed[(size_t)from * (size_t)g_p + (size_t)to] =
+                mpt_mix64(g_salt ^ ((uint64_t)(unsigned)from << 32 | (unsigned)to));
+}
+
 /* the value of element e of what rank `from` contributes for rank `to` */
 static uint64_t hash_of(int from, int to, size_t e)
 {
-    return mpt_mix64(mpt_mix64(g_salt ^ ((uint64_t)(unsigned)from << 32 | (unsigned)to)) ^
-                     (uint64_t)e);
+    return mpt_mix64(g_block_seed[(size_t)from * (size_t)g_p + (size_t)to] ^ (uint64_t)e);
 }
 
 static size_t esize_of(int kind)
@@ -184,25 +200,54 @@ static int is_bf16(int kind)
     return kind_dtype[kind] == UCOLL_BFLOAT16;
 }
 
-/* the reductions' 16-bit inputs: FLOAT16 in quarters, BFLOAT16 in units; |n| <= 2048 / p
- * quarters (at most 8.0) resp. 256 / p units (at most 8), so every partial sum of any order has
- * at most 11 resp. 8 significant bits: exact */
-static int64_t half_units(int kind, uint64_t h)
-{
-    const int64_t lim = is_bf16(kind) ? 256 / g_p : 2048 / g_p, cap = is_bf16(kind) ? 8 : 32;
-    const int64_t m = lim < 1 ? 1 : lim > cap ? cap : lim;
-    return (int64_t)((h >> 40) % (uint64_t)(2 * m + 1)) - m;
-}
-
 static int64_t half_unit_den(int kind)
 {
     return is_bf16(kind) ? 1 : 4;
 }
 
+static int64_t g_half_max[NKINDS];    /* the largest |n| of a reduction kind's inputs */
+static uint16_t *g_half_bits[NKINDS]; /* [n + p * max]: n units (AVG: n units / p), rounded */
+
+/* the reductions' 16-bit inputs: FLOAT16 in quarters, BFLOAT16 in units; |n| <= 2048 / p
+ * quarters (at most 8.0) resp. 256 / p units (at most 8), so every partial sum of any order has
+ * at most 11 resp. 8 significant bits: exact */
+static int64_t half_units(int kind, uint64_t h)
+{
+    const int64_t m = g_half_max[kind];
+    return (int64_t)((h >> 40) % (uint64_t)(2 * m + 1)) - m;
+}
+
+/* the bits of n units (the input or sum of a SUM kind; the sum of an AVG kind, divided by p) */
+static uint16_t half_bits_table(int kind, int64_t n)
+{
+    return g_half_bits[kind][n + g_p * g_half_max[kind]];
+}
+
+static void make_half_tables(void)
+{
+    const int kinds[] = {K_F16_SUM, K_BF16_SUM, K_F16_AVG};
+    for (size_t i = 0; i < NELEM(kinds); i++) {
+        const int kind = kinds[i];
+        const int64_t lim = is_bf16(kind) ? 256 / g_p : 2048 / g_p, cap = is_bf16(kind) ? 8 : 32;
+        const int64_t m = lim < 1 ? 1 : lim > cap ? cap : lim, span = g_p * m;
+        const int64_t den = half_unit_den(kind) * (kind == K_F16_AVG ? g_p : 1);
+        g_half_max[kind] = m;
+        g_half_bits[kind] = malloc((size_t)(2 * span + 1) * sizeof(uint16_t));
+        if (g_half_bits[kind] == NULL) {
+            printf("FATAL rank %d: out of memory for the 16-bit tables\n", g_r);
+            exit(2);
+        }
+        for (int64_t n = -span; n <= span; n++)
+            g_half_bits[kind][n + span] =
+                half_bits_of(n, den, is_bf16(kind) ? 7 : 10, is_bf16(kind) ? 127 : 15);
+    }
+}
+
 /* the moved kinds: element 0 a NaN pattern (quiet or signalling, either sign) named by the
  * block (from, to), distinct over blocks up to 45 ranks (FLOAT16) resp. 15 (BFLOAT16); element
- * e >= 1 the block's offset plus e times an odd number, so distinct within a block of up to
- * 65536 elements, every pattern (NaNs, infinities, subnormals, -0) among them */
+ * e >= 1 the block's offset (distinct over blocks up to 256 ranks) plus e times an odd number,
+ * so distinct within a block of up to 65536 elements, every pattern (NaNs, infinities,
+ * subnormals, -0) among them */
 static uint16_t moved_bits(int kind, int from, int to, size_t e)
 {
     const unsigned idx = (unsigned)from * (unsigned)g_p + (unsigned)to;
@@ -211,24 +256,23 @@ static uint16_t moved_bits(int kind, int from, int to, size_t e)
         const uint16_t exp = is_bf16(kind) ? 0x7f80u : 0x7c00u;
         return (uint16_t)((k >= nfrac ? 0x8000u : 0) | exp | (k % nfrac + 1));
     }
-    return (uint16_t)(hash_of(from, to, 0) + (uint64_t)e * 40503u);
+    return (uint16_t)((uint16_t)g_salt + idx * 0x9e3bu + (uint64_t)e * 40503u);
 }
 
 static void put_value(int kind, void *dst, int from, int to, size_t e)
 {
+    if (kind == K_F16_BITS || kind == K_BF16_BITS) {
+        const uint16_t b = moved_bits(kind, from, to, e);
+        memcpy(dst, &b, 2);
+        return;
+    }
     const uint64_t h = hash_of(from, to, e);
     uint16_t b;
     switch (kind) {
-    case K_F16_BITS:
-    case K_BF16_BITS:
-        b = moved_bits(kind, from, to, e);
-        memcpy(dst, &b, 2);
-        break;
     case K_F16_SUM:
     case K_BF16_SUM:
     case K_F16_AVG:
-        b = half_bits_of(half_units(kind, h), half_unit_den(kind), is_bf16(kind) ? 7 : 10,
-                         is_bf16(kind) ? 127 : 15);
+        b = half_bits_table(kind == K_F16_AVG ? K_F16_SUM : kind, half_units(kind, h));
         memcpy(dst, &b, 2);
         break;
     case K_I32_SUM: {
@@ -303,8 +347,7 @@ static void reduced_value(int kind, void *dst, int to, size_t e)
         int64_t sum = 0;
         for (int i = 0; i < g_p; i++)
             sum += half_units(kind, hash_of(i, to, e));
-        const int64_t den = half_unit_den(kind) * (kind == K_F16_AVG ? g_p : 1);
-        const uint16_t b = half_bits_of(sum, den, is_bf16(kind) ? 7 : 10, is_bf16(kind) ? 127 : 15);
+        const uint16_t b = half_bits_table(kind, sum);
         memcpy(dst, &b, 2);
         return;
     }
@@ -788,6 +831,12 @@ static void run_collective(int ci, const char *counts)
                 k.count = count_of(tok, len, k.kind);
                 if (kind_flags[k.kind] & KF_SAMPLED) {
                     /* one variant, rotating over (in place, form, root) along the grid */
+                    /* above a segment (the costly count): one 16-bit kind per algorithm */
+                    const int first = is_reduction(coll) ? K_F16_SUM : K_F16_BITS;
+                    const int nsampled = is_reduction(coll) ? 3 : 2;
+                    if (len == 5 && strncmp(tok, "seg+1", 5) == 0 &&
+                        alg_i % nsampled != k.kind - first)
+                        continue;
                     int v = alg_i * 5 + count_i + k.kind;
                     if (g_small && v % 2 != 0)
                         continue; /* --small: half of the grid */
@@ -911,6 +960,8 @@ int main(int argc, char **argv)
     g_p = ucoll_comm_size(g_comm);
     g_r = ucoll_comm_rank(g_comm);
     mpt_tally.rank = g_r;
+    make_block_seeds();
+    make_half_tables();
     mpt_tally.max_prints = getenv("BLOCK_TEST_PRINTS") ? atoi(getenv("BLOCK_TEST_PRINTS")) : 40;
     mpt_tally.fatal_lost_job = 1;
     if (expect_size >= 0)
@@ -951,5 +1002,8 @@ int main(int argc, char **argv)
     free(g_sdispls);
     free(g_rcounts);
     free(g_rdispls);
+    free(g_block_seed);
+    for (int kind = 0; kind < NKINDS; kind++)
+        free(g_half_bits[kind]);
     return mpt_tally.fails == 0 && st == UCOLL_OK && all == 0 ? 0 : 1;
 }
