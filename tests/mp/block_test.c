@@ -830,13 +830,13 @@ static void run_collective(int ci, const char *counts)
                     continue;
                 k.count = count_of(tok, len, k.kind);
                 if (kind_flags[k.kind] & KF_SAMPLED) {
-                    /* one variant, rotating over (in place, form, root) along the grid */
                     /* above a segment (the costly count): one 16-bit kind per algorithm */
                     const int first = is_reduction(coll) ? K_F16_SUM : K_F16_BITS;
                     const int nsampled = is_reduction(coll) ? 3 : 2;
                     if (len == 5 && strncmp(tok, "seg+1", 5) == 0 &&
                         alg_i % nsampled != k.kind - first)
                         continue;
+                    /* one variant, rotating over (in place, form, root) along the grid */
                     int v = alg_i * 5 + count_i + k.kind;
                     if (g_small && v % 2 != 0)
                         continue; /* --small: half of the grid */
