@@ -5,7 +5,20 @@
  * Every case is one collective x algorithm (each one named, and auto) x in place or not x form
  * (blocking, nonblocking, persistent) x kind (int32 sum, float64 sum, and for the reductions a
  * non-commutative user op on uint64: affine maps composed in rank order, and float64 avg: the
- * exact sum divided once by p) x count x root. Element
+ * exact sum divided once by p) x count x root.
+ * The 16-bit kinds run every algorithm and count but one variant each (in place or not, form,
+ * root rotating along the grid of algorithms and counts, so each variant is met), half of those
+ * with --small, and the count above a segment (seg+1) with one of them per algorithm in turn
+ * (float16-bits, bfloat16-bits; float16-sum, bfloat16-sum, float16-avg):
+ *   - data movement: float16-bits and bfloat16-bits, raw uint16_t patterns (element 0 of every
+ *     block a NaN pattern, the rest every pattern in turn: NaNs, infinities, subnormals, -0),
+ *     which must arrive bit for bit;
+ *   - reductions: float16-sum (quarters), bfloat16-sum (integers), each |x| <= 8 and p |x| <=
+ *     512 resp. 256, so every partial sum in any order is exact; float16-avg: those exact
+ *     sums divided by p, rounded once to nearest, ties to even (the reference rounds the exact
+ *     rational itself: p need not divide the sum). The references are integer arithmetic, no
+ *     compiler half type, compared bit for bit.
+ * Element
  * e of the block that rank i contributes for rank j has a value that depends on (i, j, e) only,
  * so every rank computes the exact expected contents of its whole receive buffer itself:
  *   - every element a block must deliver (float sums are of quarters: exact in any order);
@@ -49,12 +62,38 @@
 #define FIRST_BLOCK UCOLL_COLL_ALLGATHER
 #define NBLOCK 10
 
-enum { K_I32_SUM, K_F64_SUM, K_U64_AFFINE, K_F64_AVG, NKINDS };
-static const char *const kind_names[NKINDS] = {"int32-sum", "float64-sum", "uint64-user-affine",
-                                               "float64-avg"};
-static const ucoll_dtype_t kind_dtype[NKINDS] = {UCOLL_INT32, UCOLL_FLOAT64, UCOLL_UINT64,
-                                                 UCOLL_FLOAT64};
-static ucoll_op_t kind_op[NKINDS] = {UCOLL_OP_SUM, UCOLL_OP_SUM, -1, UCOLL_OP_AVG};
+enum {
+    K_I32_SUM,
+    K_F64_SUM,
+    K_U64_AFFINE,
+    K_F64_AVG,
+    K_F16_BITS,
+    K_BF16_BITS,
+    K_F16_SUM,
+    K_BF16_SUM,
+    K_F16_AVG,
+    NKINDS
+};
+static const char *const kind_names[NKINDS] = {"int32-sum",   "float64-sum",  "uint64-user-affine",
+                                               "float64-avg", "float16-bits", "bfloat16-bits",
+                                               "float16-sum", "bfloat16-sum", "float16-avg"};
+static const ucoll_dtype_t kind_dtype[NKINDS] = {UCOLL_INT32,   UCOLL_FLOAT64,  UCOLL_UINT64,
+                                                 UCOLL_FLOAT64, UCOLL_FLOAT16,  UCOLL_BFLOAT16,
+                                                 UCOLL_FLOAT16, UCOLL_BFLOAT16, UCOLL_FLOAT16};
+/* the moved kinds' op is never passed */
+static ucoll_op_t kind_op[NKINDS] = {UCOLL_OP_SUM, UCOLL_OP_SUM, -1,          UCOLL_OP_AVG, 0, 0,
+                                     UCOLL_OP_SUM, UCOLL_OP_SUM, UCOLL_OP_AVG};
+/* which collectives run a kind; KF_SAMPLED: one variant per (algorithm, count), see the header */
+enum { KF_MOVE = 1, KF_REDUCE = 2, KF_SAMPLED = 4 };
+static const int kind_flags[NKINDS] = {KF_MOVE | KF_REDUCE,
+                                       KF_MOVE | KF_REDUCE,
+                                       KF_REDUCE,
+                                       KF_REDUCE,
+                                       KF_MOVE | KF_SAMPLED,
+                                       KF_MOVE | KF_SAMPLED,
+                                       KF_REDUCE | KF_SAMPLED,
+                                       KF_REDUCE | KF_SAMPLED,
+                                       KF_REDUCE | KF_SAMPLED};
 
 static const char *const coll_names[NBLOCK] = {
     "allgather",      "allgatherv", "reduce_scatter_block",
@@ -93,11 +132,26 @@ static int is_rooted(ucoll_coll_t c)
 
 /* ---------------------------------------------------------------- values */
 
+/* mpt_mix64 of each block's (from, to) key, made once: the references hash every element */
+static uint64_t *g_block_seed;
+
+static void make_block_seeds(void)
+{
+    g_block_seed = malloc((size_t)g_p * (size_t)g_p * sizeof(uint64_t));
+    if (g_block_seed == NULL) {
+        printf("FATAL rank %d: out of memory for %d x %d seeds\n", g_r, g_p, g_p);
+        exit(2);
+    }
+    for (int from = 0; from < g_p; from++)
+        for (int to = 0; to < g_p; to++)
+            g_block_seed[(size_t)from * (size_t)g_p + (size_t)to] =
+                mpt_mix64(g_salt ^ ((uint64_t)(unsigned)from << 32 | (unsigned)to));
+}
+
 /* the value of element e of what rank `from` contributes for rank `to` */
 static uint64_t hash_of(int from, int to, size_t e)
 {
-    return mpt_mix64(mpt_mix64(g_salt ^ ((uint64_t)(unsigned)from << 32 | (unsigned)to)) ^
-                     (uint64_t)e);
+    return mpt_mix64(g_block_seed[(size_t)from * (size_t)g_p + (size_t)to] ^ (uint64_t)e);
 }
 
 static size_t esize_of(int kind)
@@ -105,9 +159,122 @@ static size_t esize_of(int kind)
     return mpt_dtype_size(kind_dtype[kind]);
 }
 
-static void put_value(int kind, void *dst, uint64_t h)
+/* The 16-bit kinds' bit patterns, written by integer arithmetic (no compiler half type).
+ * num / den rounded once to nearest, ties to even, into a format of `frac` fraction bits and
+ * exponent bias `bias` (FLOAT16: 10, 15; BFLOAT16: 7, 127); +-infinity beyond its range. */
+static uint16_t half_bits_of(int64_t num, int64_t den, int frac, int bias)
 {
+    const uint16_t sign = num < 0 ? 0x8000u : 0;
+    uint64_t a = (uint64_t)(num < 0 ? -num : num), d = (uint64_t)den;
+    if (a == 0)
+        return sign;
+    int e = 0; /* 2^e <= a/d < 2^(e+1) */
+    while (a >= d << (e + 1))
+        e++;
+    while (e > -64 && (e >= 0 ? a < d << e : a << -e < d))
+        e--;
+    if (e < 1 - bias)
+        e = 1 - bias; /* a subnormal: the smallest normal's exponent, no implicit bit */
+    if (frac - e >= 0)
+        a <<= frac - e;
+    else
+        d <<= e - frac;
+    uint64_t m = a / d;
+    const uint64_t rem = a % d;
+    if (2 * rem > d || (2 * rem == d && (m & 1)))
+        m++;
+    if (m == (uint64_t)2 << frac) {
+        m >>= 1;
+        e++;
+    }
+    const int expmax = (1 << (15 - frac)) - 1;
+    if (m < (uint64_t)1 << frac) /* subnormal (or 0 rounded up to the smallest normal below) */
+        return (uint16_t)(sign | m);
+    if (e + bias >= expmax)
+        return (uint16_t)(sign | (uint32_t)expmax << frac);
+    return (uint16_t)(sign | (uint32_t)(e + bias) << frac | (m - ((uint64_t)1 << frac)));
+}
+
+static int is_bf16(int kind)
+{
+    return kind_dtype[kind] == UCOLL_BFLOAT16;
+}
+
+static int64_t half_unit_den(int kind)
+{
+    return is_bf16(kind) ? 1 : 4;
+}
+
+static int64_t g_half_max[NKINDS];    /* the largest |n| of a reduction kind's inputs */
+static uint16_t *g_half_bits[NKINDS]; /* [n + p * max]: n units (AVG: n units / p), rounded */
+
+/* the reductions' 16-bit inputs: FLOAT16 in quarters, BFLOAT16 in units; |n| <= 2048 / p
+ * quarters (at most 8.0) resp. 256 / p units (at most 8), so every partial sum of any order has
+ * at most 11 resp. 8 significant bits: exact */
+static int64_t half_units(int kind, uint64_t h)
+{
+    const int64_t m = g_half_max[kind];
+    return (int64_t)((h >> 40) % (uint64_t)(2 * m + 1)) - m;
+}
+
+/* the bits of n units (the input or sum of a SUM kind; the sum of an AVG kind, divided by p) */
+static uint16_t half_bits_table(int kind, int64_t n)
+{
+    return g_half_bits[kind][n + g_p * g_half_max[kind]];
+}
+
+static void make_half_tables(void)
+{
+    const int kinds[] = {K_F16_SUM, K_BF16_SUM, K_F16_AVG};
+    for (size_t i = 0; i < NELEM(kinds); i++) {
+        const int kind = kinds[i];
+        const int64_t lim = is_bf16(kind) ? 256 / g_p : 2048 / g_p, cap = is_bf16(kind) ? 8 : 32;
+        const int64_t m = lim < 1 ? 1 : lim > cap ? cap : lim, span = g_p * m;
+        const int64_t den = half_unit_den(kind) * (kind == K_F16_AVG ? g_p : 1);
+        g_half_max[kind] = m;
+        g_half_bits[kind] = malloc((size_t)(2 * span + 1) * sizeof(uint16_t));
+        if (g_half_bits[kind] == NULL) {
+            printf("FATAL rank %d: out of memory for the 16-bit tables\n", g_r);
+            exit(2);
+        }
+        for (int64_t n = -span; n <= span; n++)
+            g_half_bits[kind][n + span] =
+                half_bits_of(n, den, is_bf16(kind) ? 7 : 10, is_bf16(kind) ? 127 : 15);
+    }
+}
+
+/* the moved kinds: element 0 a NaN pattern (quiet or signalling, either sign) named by the
+ * block (from, to), distinct over blocks up to 45 ranks (FLOAT16) resp. 15 (BFLOAT16); element
+ * e >= 1 the block's offset (distinct over blocks up to 256 ranks) plus e times an odd number,
+ * so distinct within a block of up to 65536 elements, every pattern (NaNs, infinities,
+ * subnormals, -0) among them */
+static uint16_t moved_bits(int kind, int from, int to, size_t e)
+{
+    const unsigned idx = (unsigned)from * (unsigned)g_p + (unsigned)to;
+    if (e == 0) {
+        const unsigned nfrac = is_bf16(kind) ? 127 : 1023, k = idx % (2 * nfrac);
+        const uint16_t exp = is_bf16(kind) ? 0x7f80u : 0x7c00u;
+        return (uint16_t)((k >= nfrac ? 0x8000u : 0) | exp | (k % nfrac + 1));
+    }
+    return (uint16_t)((uint16_t)g_salt + idx * 0x9e3bu + (uint64_t)e * 40503u);
+}
+
+static void put_value(int kind, void *dst, int from, int to, size_t e)
+{
+    if (kind == K_F16_BITS || kind == K_BF16_BITS) {
+        const uint16_t b = moved_bits(kind, from, to, e);
+        memcpy(dst, &b, 2);
+        return;
+    }
+    const uint64_t h = hash_of(from, to, e);
+    uint16_t b;
     switch (kind) {
+    case K_F16_SUM:
+    case K_BF16_SUM:
+    case K_F16_AVG:
+        b = half_bits_table(kind == K_F16_AVG ? K_F16_SUM : kind, half_units(kind, h));
+        memcpy(dst, &b, 2);
+        break;
     case K_I32_SUM: {
         uint32_t v = (uint32_t)h;
         memcpy(dst, &v, 4);
@@ -175,9 +342,18 @@ static void affine_fn(const void *in, void *inout, size_t count, ucoll_dtype_t d
 static void reduced_value(int kind, void *dst, int to, size_t e)
 {
     unsigned char x[8];
-    put_value(kind, dst, hash_of(0, to, e));
+    if (kind == K_F16_SUM || kind == K_BF16_SUM || kind == K_F16_AVG) {
+        /* the exact sum, in integers; AVG: that sum divided by p, rounded once */
+        int64_t sum = 0;
+        for (int i = 0; i < g_p; i++)
+            sum += half_units(kind, hash_of(i, to, e));
+        const uint16_t b = half_bits_table(kind, sum);
+        memcpy(dst, &b, 2);
+        return;
+    }
+    put_value(kind, dst, 0, to, e);
     for (int i = 1; i < g_p; i++) {
-        put_value(kind, x, hash_of(i, to, e));
+        put_value(kind, x, i, to, e);
         combine(kind, dst, x);
     }
     if (kind == K_F64_AVG) { /* the exact sum, divided once: one correct rounding */
@@ -385,13 +561,12 @@ static void setup_case(const case_t *k, setup_t *s)
     case UCOLL_COLL_ALLGATHER:
     case UCOLL_COLL_GATHER:
         for (size_t e = 0; e < c; e++)
-            put_value(kind, at(in, ((in == &s->recv ? (size_t)r * c : 0) + e) * es),
-                      hash_of(r, 0, e));
+            put_value(kind, at(in, ((in == &s->recv ? (size_t)r * c : 0) + e) * es), r, 0, e);
         break;
     case UCOLL_COLL_ALLGATHERV:
     case UCOLL_COLL_GATHERV:
         for (size_t e = 0; e < rc[r]; e++)
-            put_value(kind, at(in, ((in == &s->recv ? rd[r] : 0) + e) * es), hash_of(r, 0, e));
+            put_value(kind, at(in, ((in == &s->recv ? rd[r] : 0) + e) * es), r, 0, e);
         break;
     case UCOLL_COLL_REDUCE_SCATTER_BLOCK:
     case UCOLL_COLL_ALLTOALL:
@@ -399,27 +574,27 @@ static void setup_case(const case_t *k, setup_t *s)
         if (k->coll != UCOLL_COLL_SCATTER || r == root)
             for (int j = 0; j < p; j++)
                 for (size_t e = 0; e < c; e++)
-                    put_value(kind, at(in, ((size_t)j * c + e) * es), hash_of(r, j, e));
+                    put_value(kind, at(in, ((size_t)j * c + e) * es), r, j, e);
         break;
     case UCOLL_COLL_REDUCE_SCATTER: {
         size_t off = 0;
         for (int j = 0; j < p; j++)
             for (size_t e = 0; e < rc[j]; e++, off++)
-                put_value(kind, at(in, off * es), hash_of(r, j, e));
+                put_value(kind, at(in, off * es), r, j, e);
         break;
     }
     case UCOLL_COLL_ALLTOALLV:
         for (int j = 0; j < p; j++) {
             const size_t *cnt = in == &s->recv ? rc : sc, *dsp = in == &s->recv ? rd : sd;
             for (size_t e = 0; e < cnt[j]; e++)
-                put_value(kind, at(in, (dsp[j] + e) * es), hash_of(r, j, e));
+                put_value(kind, at(in, (dsp[j] + e) * es), r, j, e);
         }
         break;
     case UCOLL_COLL_SCATTERV:
         if (r == root)
             for (int j = 0; j < p; j++)
                 for (size_t e = 0; e < sc[j]; e++)
-                    put_value(kind, at(in, (sd[j] + e) * es), hash_of(r, j, e));
+                    put_value(kind, at(in, (sd[j] + e) * es), r, j, e);
         break;
     default:
         break;
@@ -442,7 +617,7 @@ static void setup_case(const case_t *k, setup_t *s)
     case UCOLL_COLL_ALLGATHER:
         for (int j = 0; j < p; j++)
             for (size_t e = 0; e < c; e++)
-                put_value(kind, at(w, ((size_t)j * c + e) * es), hash_of(j, 0, e));
+                put_value(kind, at(w, ((size_t)j * c + e) * es), j, 0, e);
         break;
     case UCOLL_COLL_GATHERV:
         if (r != root)
@@ -451,7 +626,7 @@ static void setup_case(const case_t *k, setup_t *s)
     case UCOLL_COLL_ALLGATHERV:
         for (int j = 0; j < p; j++)
             for (size_t e = 0; e < rc[j]; e++)
-                put_value(kind, at(w, (rd[j] + e) * es), hash_of(j, 0, e));
+                put_value(kind, at(w, (rd[j] + e) * es), j, 0, e);
         break;
     case UCOLL_COLL_REDUCE_SCATTER_BLOCK:
         for (size_t e = 0; e < c; e++)
@@ -464,22 +639,22 @@ static void setup_case(const case_t *k, setup_t *s)
     case UCOLL_COLL_ALLTOALL:
         for (int i = 0; i < p; i++)
             for (size_t e = 0; e < c; e++)
-                put_value(kind, at(w, ((size_t)i * c + e) * es), hash_of(i, r, e));
+                put_value(kind, at(w, ((size_t)i * c + e) * es), i, r, e);
         break;
     case UCOLL_COLL_ALLTOALLV:
         for (int i = 0; i < p; i++)
             for (size_t e = 0; e < rc[i]; e++)
-                put_value(kind, at(w, (rd[i] + e) * es), hash_of(i, r, e));
+                put_value(kind, at(w, (rd[i] + e) * es), i, r, e);
         break;
     case UCOLL_COLL_SCATTER:
         if (!s->recv_in_place)
             for (size_t e = 0; e < c; e++)
-                put_value(kind, at(w, e * es), hash_of(root, r, e));
+                put_value(kind, at(w, e * es), root, r, e);
         break;
     case UCOLL_COLL_SCATTERV:
         if (!s->recv_in_place)
             for (size_t e = 0; e < sc[r]; e++)
-                put_value(kind, at(w, e * es), hash_of(root, r, e));
+                put_value(kind, at(w, e * es), root, r, e);
         break;
     default:
         break;
@@ -633,12 +808,13 @@ static void run_collective(int ci, const char *counts)
     const ucoll_coll_t coll = (ucoll_coll_t)(FIRST_BLOCK + ci);
     char algs[512];
     snprintf(algs, sizeof(algs), "%s", alg_lists[ci]);
-    const int nkinds = is_reduction(coll) ? NKINDS : 2;
+    const int kind_mask = is_reduction(coll) ? KF_REDUCE : KF_MOVE;
     const int roots[2] = {0, g_p - 1};
     const int nroots = is_rooted(coll) && g_p > 1 ? 2 : 1;
     unsigned long pick = 0;
+    int alg_i = 0;
     for (char *save = NULL, *alg = strtok_r(algs, ",", &save); alg != NULL;
-         alg = strtok_r(NULL, ",", &save)) {
+         alg = strtok_r(NULL, ",", &save), alg_i++) {
         ucoll_status_t st = ucoll_set_algorithm(g_comm, coll, alg);
         char what[160];
         snprintf(what, sizeof(what), "ucoll_set_algorithm(%s, %s)", coll_names[ci], alg);
@@ -649,8 +825,29 @@ static void run_collective(int ci, const char *counts)
         for (const char *tok = counts; tok != NULL && *tok != '\0'; count_i++) {
             const char *comma = strchr(tok, ',');
             const size_t len = comma ? (size_t)(comma - tok) : strlen(tok);
-            for (k.kind = 0; k.kind < nkinds; k.kind++) {
+            for (k.kind = 0; k.kind < NKINDS; k.kind++) {
+                if (!(kind_flags[k.kind] & kind_mask))
+                    continue;
                 k.count = count_of(tok, len, k.kind);
+                if (kind_flags[k.kind] & KF_SAMPLED) {
+                    /* above a segment (the costly count): one 16-bit kind per algorithm */
+                    const int first = is_reduction(coll) ? K_F16_SUM : K_F16_BITS;
+                    const int nsampled = is_reduction(coll) ? 3 : 2;
+                    if (len == 5 && strncmp(tok, "seg+1", 5) == 0 &&
+                        alg_i % nsampled != k.kind - first)
+                        continue;
+                    /* one variant, rotating over (in place, form, root) along the grid */
+                    int v = alg_i * 5 + count_i + k.kind;
+                    if (g_small && v % 2 != 0)
+                        continue; /* --small: half of the grid */
+                    if (g_small)
+                        v /= 2;
+                    k.in_place = v % 2;
+                    k.form = (mpt_form_t)(v / 2 % MPT_NFORMS);
+                    k.root = roots[(alg_i + count_i) % nroots];
+                    run_case(&k);
+                    continue;
+                }
                 for (k.in_place = 0; k.in_place < 2; k.in_place++)
                     for (int f = 0; f < MPT_NFORMS; f++)
                         for (int ri = 0; ri < nroots; ri++) {
@@ -763,6 +960,8 @@ int main(int argc, char **argv)
     g_p = ucoll_comm_size(g_comm);
     g_r = ucoll_comm_rank(g_comm);
     mpt_tally.rank = g_r;
+    make_block_seeds();
+    make_half_tables();
     mpt_tally.max_prints = getenv("BLOCK_TEST_PRINTS") ? atoi(getenv("BLOCK_TEST_PRINTS")) : 40;
     mpt_tally.fatal_lost_job = 1;
     if (expect_size >= 0)
@@ -803,5 +1002,8 @@ int main(int argc, char **argv)
     free(g_sdispls);
     free(g_rcounts);
     free(g_rdispls);
+    free(g_block_seed);
+    for (int kind = 0; kind < NKINDS; kind++)
+        free(g_half_bits[kind]);
     return mpt_tally.fails == 0 && st == UCOLL_OK && all == 0 ? 0 : 1;
 }
