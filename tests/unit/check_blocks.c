@@ -14,6 +14,7 @@
 #include "alg/alg.h"
 #include "alg/cost.h"
 #include "sched.h"
+#include "log2_ref.h"
 #include "symbolic.h"
 
 #include <check.h>
@@ -517,24 +518,6 @@ START_TEST(test_rejects_bad_arguments)
 END_TEST
 
 /* ---------------------------------------------------------------- the figures of 4 */
-
-/* smallest k with 2^k >= n (n >= 1) */
-static unsigned clog2(uint64_t n)
-{
-    unsigned k = 0;
-    while ((UINT64_C(1) << k) < n)
-        k++;
-    return k;
-}
-
-/* largest k with 2^k <= n (n >= 1) */
-static unsigned flog2(uint64_t n)
-{
-    unsigned k = 0;
-    while (n >>= 1)
-        k++;
-    return k;
-}
 
 /* #{ 0 < j < p : bit k of j is 1 }, counted one by one */
 static uint64_t count_bit(int p, unsigned k)

@@ -11,6 +11,7 @@
 #include "alg/alg.h"
 #include "alg/cost.h"
 #include "sched.h"
+#include "log2_ref.h"
 #include "symbolic.h"
 
 #include <check.h>
@@ -25,14 +26,6 @@
         if (!(cond))                                                                               \
             ck_abort_msg(__VA_ARGS__);                                                             \
     } while (0)
-
-static unsigned clog2(int p)
-{
-    unsigned k = 0;
-    while ((1L << k) < p)
-        k++;
-    return k;
-}
 
 static const alg_desc_t *find(ucoll_coll_t coll, const char *name)
 {

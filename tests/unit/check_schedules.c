@@ -9,6 +9,7 @@
  */
 #include "alg/alg.h"
 #include "sched.h"
+#include "log2_ref.h"
 #include "symbolic.h"
 
 #include <check.h>
@@ -29,24 +30,6 @@
     } while (0)
 
 /* ---------------------------------------------------------------- independent arithmetic */
-
-/* smallest k with 2^k >= n (n >= 1) */
-static unsigned clog2(uint64_t n)
-{
-    unsigned k = 0;
-    while ((UINT64_C(1) << k) < n)
-        k++;
-    return k;
-}
-
-/* largest k with 2^k <= n (n >= 1) */
-static unsigned flog2(uint64_t n)
-{
-    unsigned k = 0;
-    while (n >>= 1)
-        k++;
-    return k;
-}
 
 static unsigned popcount(uint64_t n)
 {
