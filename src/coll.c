@@ -175,17 +175,12 @@ static ucoll_status_t block_layout(const ucoll_comm_t *comm, const coll_args_t *
     const int c_fits = bytes_of(c, e, &cb) == 0;
     const int pc_fits =
         c_fits && !__builtin_mul_overflow(c, (size_t)p, &pc) && bytes_of(pc, e, &pcb) == 0;
-    const int fixed = a->coll == UCOLL_COLL_ALLGATHER || a->coll == UCOLL_COLL_ALLTOALL ||
-                      a->coll == UCOLL_COLL_REDUCE_SCATTER_BLOCK;
-    if ((fixed && !pc_fits) ||
-        ((a->coll == UCOLL_COLL_GATHER || a->coll == UCOLL_COLL_SCATTER) &&
-         !(at_root ? pc_fits : c_fits)) ||
-        ((a->coll == UCOLL_COLL_GATHERV || a->coll == UCOLL_COLL_SCATTERV) && !at_root && !c_fits))
-        return UCOLL_ERR_INVALID_ARG;
     L->count = L->select_count = c;
     L->empty = c == 0;
     switch (a->coll) {
     case UCOLL_COLL_ALLGATHER:
+        if (!pc_fits)
+            return UCOLL_ERR_INVALID_ARG;
         L->send_ext = L->in_place ? 0 : cb;
         L->recv_ext = L->out_bytes = pcb;
         L->in_bytes = cb;
@@ -208,6 +203,8 @@ static ucoll_status_t block_layout(const ucoll_comm_t *comm, const coll_args_t *
         L->recv_displs = a->recv_displs;
         break;
     case UCOLL_COLL_REDUCE_SCATTER_BLOCK:
+        if (!pc_fits)
+            return UCOLL_ERR_INVALID_ARG;
         L->send_ext = L->in_place ? 0 : pcb;
         L->recv_ext = L->in_place ? pcb : cb;
         L->in_bytes = pcb;
@@ -226,6 +223,8 @@ static ucoll_status_t block_layout(const ucoll_comm_t *comm, const coll_args_t *
         L->recv_counts = a->recv_counts;
         break;
     case UCOLL_COLL_ALLTOALL:
+        if (!pc_fits)
+            return UCOLL_ERR_INVALID_ARG;
         L->send_ext = L->in_place ? 0 : pcb;
         L->recv_ext = L->in_bytes = L->out_bytes = pcb;
         break;
@@ -253,6 +252,8 @@ static ucoll_status_t block_layout(const ucoll_comm_t *comm, const coll_args_t *
         L->empty = 0;
         break;
     case UCOLL_COLL_GATHER:
+        if (!(at_root ? pc_fits : c_fits)) /* p*c is the root's alone */
+            return UCOLL_ERR_INVALID_ARG;
         L->send_ext = L->in_place ? 0 : cb;
         L->in_bytes = cb;
         L->recv_ext = L->out_bytes = at_root ? pcb : 0;
@@ -260,6 +261,8 @@ static ucoll_status_t block_layout(const ucoll_comm_t *comm, const coll_args_t *
         L->in_src_off = (size_t)r * cb;
         break;
     case UCOLL_COLL_GATHERV:
+        if (!at_root && !c_fits) /* at the root the arrays say everything */
+            return UCOLL_ERR_INVALID_ARG;
         if (at_root) {
             if (a->recv_counts == NULL || a->recv_displs == NULL ||
                 extent_of(a->recv_counts, a->recv_displs, p, e, &L->recv_ext))
@@ -279,12 +282,16 @@ static ucoll_status_t block_layout(const ucoll_comm_t *comm, const coll_args_t *
         L->empty = 0;
         break;
     case UCOLL_COLL_SCATTER:
+        if (!(at_root ? pc_fits : c_fits)) /* p*c is the root's alone */
+            return UCOLL_ERR_INVALID_ARG;
         L->send_ext = L->in_bytes = at_root ? pcb : 0;
         L->no_in = !at_root;
         L->out_bytes = cb;
         L->recv_ext = L->out_scratch ? 0 : cb;
         break;
     case UCOLL_COLL_SCATTERV:
+        if (!at_root && !c_fits) /* at the root the arrays say everything */
+            return UCOLL_ERR_INVALID_ARG;
         if (at_root) {
             if (a->send_counts == NULL || a->send_displs == NULL ||
                 extent_of(a->send_counts, a->send_displs, p, e, &L->send_ext))
