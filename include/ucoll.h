@@ -70,9 +70,9 @@
  *   leaves the communicator out of step: its later collectives may fail, time out or deliver
  *   wrong data.
  * - UCOLL_ERR_STATE: any call from inside a user op or in a forked child (see above), freeing
- *   a user op a request refers to; use after ucoll_finalize or ucoll_comm_free (a freed communicator is
- *   recognised while it is among the last 1024 freed; older ones are released, and using
- *   them is undefined, as with any freed object), a second ucoll_init or
+ *   a user op a request refers to; use after ucoll_finalize or ucoll_comm_free (a freed
+ *   communicator is recognised while it is among the last 1024 freed; older ones are released,
+ *   and using them is undefined, as with any freed object), a second ucoll_init or
  *   ucoll_finalize, ucoll_start of a nonblocking or still active request, ucoll_request_free
  *   of an active one. Before ucoll_init there is no communicator: a NULL comm is INVALID_ARG.
  * - Errors of a collective in flight; a nonblocking one reports them from ucoll_test or
@@ -126,8 +126,10 @@
  * - Limits (from the 64-bit message tag): at most 4094 communicators from ucoll_comm_split live at
  *   a time besides world, revoked ones counted until ucoll_finalize (beyond: ucoll_comm_split
  *   returns UCOLL_ERR_NOT_SUPPORTED on every rank, with a line on stderr); at most 131072 ranks
- *   (ucoll_init returns UCOLL_ERR_NOT_SUPPORTED); at most 255 rounds in a schedule (e.g. `linear`
- *   on more than 256 ranks: UCOLL_ERR_NOT_SUPPORTED at the call or *_init). A rank refuses to start
+ *   (ucoll_init returns UCOLL_ERR_NOT_SUPPORTED); at most 255 rounds in a schedule (e.g. exscan
+ *   `linear` on more than 256 ranks: UCOLL_ERR_NOT_SUPPORTED at the call or *_init) unless every
+ *   message between two ranks falls in one round (alltoall(v) `pairwise`, gather(v) and
+ *   scatter(v) `linear`: any number of ranks). A rank refuses to start
  *   a collective (UCOLL_ERR_STATE, nothing sent) while 4095 earlier ones on the same communicator
  *   are active on it, and revokes that communicator (as above: other ranks may have started the
  *   call, and their messages of it must never be taken by a later one); the requests in flight

@@ -15,7 +15,8 @@
  *    no comm that contains this rank numbers its messages alike again.
  * Round and segment are not needed for matching; they make the crossed-channel check (a
  * probe of the other channel for the same tag) and the length checks exact, so schedules
- * have at most UCOLL_MAX_ROUNDS rounds and messages at most UCOLL_MAX_SEGMENTS segments.
+ * have at most UCOLL_MAX_ROUNDS rounds (or wrap the field when all messages between two ranks
+ * fall in one round, ALG_ONE_ROUND_PER_PAIR) and messages at most UCOLL_MAX_SEGMENTS segments.
  * "last" marks a message's final segment: receives match with it masked out and compare it
  * afterwards (counts differing by whole segments would otherwise go unnoticed).
  */

@@ -12,6 +12,9 @@ enum {
     ALG_ORDER_PRESERVING = 1, /* correct for non-commutative (+) */
     ALG_PARAM_REQUIRED = 2,   /* name takes ":Q" (e.g. doubling:3) */
     ALG_POWER_OF_TWO = 4,     /* builds only for p = 2^k (other p: the builder returns -1) */
+    /* every message from one rank to another falls in one round, so a message's tag stays
+     * unique when the tag's round field wraps: any number of rounds may run */
+    ALG_ONE_ROUND_PER_PAIR = 8,
 };
 
 typedef struct {

@@ -263,7 +263,7 @@ static const char *cost_auto_blocks(ucoll_coll_t coll, int p, double block_bytes
             continue;
         if ((algs[i].flags & ALG_POWER_OF_TWO) && (p & (p - 1)) != 0)
             continue;
-        if (cost_rounds_bound(&algs[i], algs[i].param, p) > COST_MAX_ROUNDS)
+        if (!cost_fits_tag(&algs[i], algs[i].param, p))
             continue; /* the executor would refuse it, on every rank alike */
         block_figures_t f;
         const int rc = cost_block_figures(&algs[i], p, &f);
@@ -310,4 +310,10 @@ unsigned cost_rounds_bound(const alg_desc_t *alg, int param, int p)
     if (alg->coll == UCOLL_COLL_ALLREDUCE && strcmp(alg->name, "ring") == 0)
         return p > 1 ? 2 * (unsigned)(p - 1) : 0;
     return 2 * sched_ceil_log2(p) + 2; /* trees, butterflies, halving and doubling */
+}
+
+int cost_fits_tag(const alg_desc_t *alg, int param, int p)
+{
+    return (alg->flags & ALG_ONE_ROUND_PER_PAIR) ||
+           cost_rounds_bound(alg, param, p) <= COST_MAX_ROUNDS;
 }

@@ -54,6 +54,11 @@ int cost_exscan_figures(const alg_desc_t *alg, int param, int p, sched_figures_t
  * logarithmic rest */
 unsigned cost_rounds_bound(const alg_desc_t *alg, int param, int p);
 
+/* 1 when the executor can run alg for p processes: its rounds fit the tag's round field, or its
+ * messages between any two ranks fall in one round (ALG_ONE_ROUND_PER_PAIR), so that a wrapped
+ * round field still tells every message of one sender apart; the same on every rank */
+int cost_fits_tag(const alg_desc_t *alg, int param, int p);
+
 double cost_predict_us(const sched_figures_t *fig, double bytes, const cost_params_t *cost);
 
 /* the exscan algorithms auto chooses among, in order of preference for ties */

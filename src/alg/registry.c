@@ -106,38 +106,44 @@ static const alg_desc_t reduce_scatter_algs[] = {
 };
 
 static const alg_desc_t alltoall_algs[] = {
-    {UCOLL_COLL_ALLTOALL, "pairwise", alltoall_pairwise_build, 0, ALG_ORDER_PRESERVING,
+    {UCOLL_COLL_ALLTOALL, "pairwise", alltoall_pairwise_build, 0,
+     ALG_ORDER_PRESERVING | ALG_ONE_ROUND_PER_PAIR,
      "round k sends to r+k, receives from r-k: p-1 rounds, one block each"},
     {UCOLL_COLL_ALLTOALL, "bruck", alltoall_bruck_build, 0, ALG_ORDER_PRESERVING,
      "Bruck: ceil(log2 p) rounds, round k moves the blocks with bit k of (dest-r) mod p"},
 };
 
 static const alg_desc_t alltoallv_algs[] = {
-    {UCOLL_COLL_ALLTOALLV, "pairwise", alltoallv_pairwise_build, 0, ALG_ORDER_PRESERVING,
+    {UCOLL_COLL_ALLTOALLV, "pairwise", alltoallv_pairwise_build, 0,
+     ALG_ORDER_PRESERVING | ALG_ONE_ROUND_PER_PAIR,
      "round k sends to r+k, receives from r-k: p-1 rounds, one block each"},
 };
 
 static const alg_desc_t gather_algs[] = {
     {UCOLL_COLL_GATHER, "binomial", gather_binomial_build, 0, ALG_ORDER_PRESERVING,
      "binomial tree: ceil(log2 p) rounds, round k carries up to 2^k blocks"},
-    {UCOLL_COLL_GATHER, "linear", gather_linear_build, 0, ALG_ORDER_PRESERVING,
+    {UCOLL_COLL_GATHER, "linear", gather_linear_build, 0,
+     ALG_ORDER_PRESERVING | ALG_ONE_ROUND_PER_PAIR,
      "the root receives one block per round: p-1 rounds"},
 };
 
 static const alg_desc_t gatherv_algs[] = {
-    {UCOLL_COLL_GATHERV, "linear", gatherv_linear_build, 0, ALG_ORDER_PRESERVING,
+    {UCOLL_COLL_GATHERV, "linear", gatherv_linear_build, 0,
+     ALG_ORDER_PRESERVING | ALG_ONE_ROUND_PER_PAIR,
      "the root receives one block per round: p-1 rounds"},
 };
 
 static const alg_desc_t scatter_algs[] = {
     {UCOLL_COLL_SCATTER, "binomial", scatter_binomial_build, 0, ALG_ORDER_PRESERVING,
      "binomial tree: ceil(log2 p) rounds, round q-1-k carries up to 2^k blocks"},
-    {UCOLL_COLL_SCATTER, "linear", scatter_linear_build, 0, ALG_ORDER_PRESERVING,
+    {UCOLL_COLL_SCATTER, "linear", scatter_linear_build, 0,
+     ALG_ORDER_PRESERVING | ALG_ONE_ROUND_PER_PAIR,
      "the root sends one block per round: p-1 rounds"},
 };
 
 static const alg_desc_t scatterv_algs[] = {
-    {UCOLL_COLL_SCATTERV, "linear", scatterv_linear_build, 0, ALG_ORDER_PRESERVING,
+    {UCOLL_COLL_SCATTERV, "linear", scatterv_linear_build, 0,
+     ALG_ORDER_PRESERVING | ALG_ONE_ROUND_PER_PAIR,
      "the root sends one block per round: p-1 rounds"},
 };
 
