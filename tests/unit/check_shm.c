@@ -8,10 +8,10 @@
 #include "shm.h"
 
 #include <check.h>
-#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -474,14 +474,18 @@ END_TEST
 
 /* two processes: N round trips of a counter, then a burst from the child with receives posted
  * late (every message unexpected) */
-/* progresses ch until *done: spins a little, then yields the CPU, so that two processes that
- * share a core with other work (a loaded CI machine) still take turns quickly */
+/* progresses ch until *done: spins a little, then sleeps for a moment between polls. Yielding
+ * alone is not enough on a loaded machine: a yielding process waits behind every CPU-bound one
+ * for a whole time slice, each turn of the ping-pong (10000 turns took over 60 s beside six busy
+ * loops); one woken from a sleep is run ahead of them. */
 static void progress_until(shm_chan_t *ch, volatile int *done)
 {
     for (unsigned spins = 0; !*done; spins++) {
         shm_progress(ch);
-        if (spins >= 64)
-            sched_yield();
+        if (spins >= 64) {
+            const struct timespec pause = {0, 20 * 1000};
+            nanosleep(&pause, NULL);
+        }
     }
 }
 
@@ -537,8 +541,9 @@ START_TEST(two_processes)
         }
     } else {
         while (stats(ch).received < ROUND_TRIPS / 2 + BURST) { /* no receive posted yet */
+            const struct timespec pause = {0, 20 * 1000};
             shm_progress(ch);
-            sched_yield();
+            nanosleep(&pause, NULL);
         }
         for (int i = 0; i < BURST; i++) {
             uint32_t x = 0;
