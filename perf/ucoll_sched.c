@@ -18,7 +18,10 @@
  * from --predict, else UCOLL_ALPHA_US / UCOLL_BETA_NS_PER_BYTE / UCOLL_GAMMA_NS_PER_BYTE, else
  * 1,0.1,0.1, and prints the chosen algorithm's closed-form figures with path_ops, predicted_us
  * and the parameters assumed, without building a schedule (with --ranks: the schedules' figures);
- * for reduce and allreduce by the UCOLL_*_RHRD_MIN thresholds (environment or defaults); for
+ * for reduce, allreduce, bcast, scan and barrier by the same alpha, beta, gamma over their
+ * algorithms' closed-form figures (rounds*alpha + volume*beta + (+) of the busiest
+ * process*gamma, cost_vector.c; elements of one byte), unless UCOLL_REDUCE_RHRD_MIN /
+ * UCOLL_ALLREDUCE_RHRD_MIN is set (non-zero): then by that threshold, as the library does; for
  * the block collectives by the same alpha, beta, gamma over their algorithms' block figures.
  * Exit status: 0 correct, 1 the schedules are incorrect (the error is on stderr), 2 usage.
  */
@@ -55,8 +58,8 @@ static void usage(FILE *f)
             "      --ranks            also list every rank's figures and steps\n"
             "      --predict A,B,G    append the cost model's time: alpha us/round, beta ns/byte,\n"
             "                         gamma ns/byte of one (+)\n"
-            "  -a auto                the algorithm the library's auto picks (exscan: its cost\n"
-            "                         model, parameters from --predict or UCOLL_*_NS/US)\n",
+            "  -a auto                the algorithm the library's auto picks (its cost model,\n"
+            "                         parameters from --predict or UCOLL_*_NS/US)\n",
             MAX_P);
 }
 
