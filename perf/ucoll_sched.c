@@ -19,8 +19,8 @@
  * 1,0.1,0.1, and prints the chosen algorithm's closed-form figures with path_ops, predicted_us
  * and the parameters assumed, without building a schedule (with --ranks: the schedules' figures);
  * for reduce, allreduce, bcast, scan and barrier by the same alpha, beta, gamma over their
- * algorithms' closed-form figures (rounds*alpha + volume*beta + (+) of the busiest
- * process*gamma, cost_vector.c; elements of one byte), unless UCOLL_REDUCE_RHRD_MIN /
+ * algorithms' closed-form figures (rounds*alpha + volume*beta + (+) on the critical
+ * path*gamma, cost_vector.c; elements of one byte), unless UCOLL_REDUCE_RHRD_MIN /
  * UCOLL_ALLREDUCE_RHRD_MIN is set (non-zero): then by that threshold, as the library does; for
  * the block collectives by the same alpha, beta, gamma over their algorithms' block figures.
  * Exit status: 0 correct, 1 the schedules are incorrect (the error is on stderr), 2 usage.

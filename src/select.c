@@ -9,7 +9,7 @@
  *              each candidate's closed form.
  *   reduce, allreduce, bcast, scan, barrier
  *              the cost model over cost_vector_candidates(): time = rounds*alpha +
- *              volume*beta + (+) of the busiest process*gamma, from closed forms
+ *              volume*beta + (+) on the critical path*gamma, from closed forms
  *              (cost_vector.c), so allreduce takes rs-ag for large vectors on p != 2^k.
  *              UCOLL_REDUCE_RHRD_MIN / UCOLL_ALLREDUCE_RHRD_MIN, when set (non-zero), force
  *              the old rule on that collective instead: rhrd (commutative ops) from that many

@@ -102,15 +102,17 @@ double cost_block_predict_us(const block_figures_t *f, double block_bytes,
 /*
  * reduce, allreduce, bcast, scan, barrier (cost_vector.c): figures as fractions of the vector
  * of m elements, exact when den divides m (every piece the schedule cuts is then m/den), and
- *   time = rounds * alpha + volume_bytes * beta + op_bytes * gamma
- * with volume_bytes and op_bytes the fractions below of the vector's bytes (pieces rounded
- * up, see cost_vector_predict_us).
+ *   time = rounds * alpha + volume_bytes * beta + path_bytes * gamma
+ * with volume_bytes and path_bytes the fractions below of the vector's bytes (pieces rounded
+ * up, see cost_vector_predict_us). path is the busiest process's (+) (ops) except for the
+ * linear and recursive-doubling scans, whose chains are longer.
  */
 typedef struct {
     unsigned rounds; /* 1 + highest round index of any process */
     uint64_t den;    /* the unit: 1/den of the vector */
     uint64_t volume; /* sum over rounds of the largest message of the round, in units */
     uint64_t ops;    /* elements combined by (+) on the busiest process, in units */
+    uint64_t path;   /* elements combined on the critical path (a chain of (+)), in units */
 } vector_figures_t;
 
 /* 1 for reduce, allreduce, bcast, scan, barrier */

@@ -30,6 +30,14 @@
  *                          q rounds, q m, (+) (2f - 1) m (rank 2^f - 1: every partner lower
  *                          and a block partial to extend in all its rounds but the last)
  *   barrier dissemination  q rounds of empty messages
+ * The model's gamma term takes the (+) on the critical path (the longest chain of (+) that wait
+ * for each other through messages), as exscan's does. It is the busiest process's (+) but for
+ * two scans: linear, (p - 1) m (each rank's one (+) waits for its predecessor's), and
+ * recursive-doubling, (2f - 1 + [2p >= 3N]) m (a partial block above N lengthens the chain by
+ * one once it holds half of N ranks). For the whole-vector algorithms the unit test checks
+ * the path against the schedules (sched_figures); for those on pieces (rhrd, rs-ag, ring) it
+ * is taken as the busiest process's: every process combines a received piece before it sends
+ * the next, so its own (+) are one chain, and none is longer than the busiest one's.
  * These agree with algorithms.md 2 and 4.3 / 4.6. The rhrd forms fall back to binomial /
  * recursive-doubling for m < N (their builders do), and so do their figures here.
  */
@@ -57,6 +65,7 @@ static void set(vector_figures_t *f, unsigned rounds, uint64_t den, uint64_t vol
     f->den = den;
     f->volume = volume;
     f->ops = ops;
+    f->path = ops;
 }
 
 int cost_vector_figures(const alg_desc_t *alg, int p, size_t count, int root, int commutative,
@@ -112,10 +121,12 @@ int cost_vector_figures(const alg_desc_t *alg, int p, size_t count, int root, in
         set(f, 2 * q, P, 2 * (P - 1), 0);
     } else if (b == scan_linear_build) {
         set(f, (unsigned)(p - 1), 1, P - 1, 1);
+        f->path = P - 1;
     } else if (b == scan_doubling_build) {
         set(f, q, 1, q, q);
     } else if (b == scan_recursive_doubling_build) {
         set(f, q, 1, q, 2 * lf - 1);
+        f->path = 2 * lf - 1 + (2 * P >= 3 * N);
     } else { /* barrier dissemination */
         set(f, q, 1, 0, 0);
     }
@@ -135,7 +146,7 @@ double cost_vector_predict_us(const vector_figures_t *f, size_t count, size_t el
 {
     const double unit = (double)((count + f->den - 1) / f->den) * (double)elem_size;
     return f->rounds * cost->alpha_us + (double)f->volume * unit * cost->beta_ns * 1e-3 +
-           (double)f->ops * unit * cost->gamma_ns * 1e-3;
+           (double)f->path * unit * cost->gamma_ns * 1e-3;
 }
 
 /* auto's candidates per collective, in order of preference for ties: the small-vector

@@ -4,7 +4,8 @@
  * schedules (rounds, volume in bytes, elements combined by the busiest process) for every
  * p <= 256, roots 0 and p - 1, commutative and not where the algorithm serves both, with a
  * count the figures' denominator divides; rounds alone for sampled p <= 4096 where a schedule
- * is O(log p) steps; the literal rows of algorithms.md 2.4 and 4.3; and what auto picks.
+ * is O(log p) steps; the (+) on the critical path against the schedules' chains; the literal
+ * rows of algorithms.md 2.4 and 4.3; and what auto picks.
  */
 #include "alg/alg.h"
 #include "alg/cost.h"
@@ -124,6 +125,54 @@ END_TEST
 START_TEST(test_sweep_256)
 {
     sweep(41, 256);
+}
+END_TEST
+
+/* the (+) on the critical path of the algorithms on whole vectors (den 1), against the chains
+ * sched_figures follows through the schedules' messages (REDUCE steps, each one vector here);
+ * the pieces algorithms' path is their busiest process's (+) */
+START_TEST(test_path)
+{
+    for (size_t ci = 0; ci < NVECTOR_COLLS; ci++) {
+        size_t n;
+        const alg_desc_t *algs = alg_list(vector_colls[ci], &n);
+        for (size_t i = 0; i < n; i++)
+            for (int p = 1; p <= 130; p++)
+                for (int comm = 1; comm >= 0; comm--) {
+                    if (!comm && !(algs[i].flags & ALG_ORDER_PRESERVING))
+                        continue;
+                    const int root = p - 1;
+                    /* 1 element: the rhrd forms run their small-vector fallback */
+                    vector_figures_t f;
+                    REQUIRE(cost_vector_figures(&algs[i], p, 1, root, comm, &f) == 0,
+                            "%s: no closed form", algs[i].name);
+                    if (f.den != 1) {
+                        REQUIRE(f.path == f.ops, "%s %s p=%d: path %llu, ops %llu",
+                                alg_coll_name(algs[i].coll), algs[i].name, p,
+                                (unsigned long long)f.path, (unsigned long long)f.ops);
+                        continue;
+                    }
+                    sched_figures_t sf;
+                    REQUIRE(sched_figures(&algs[i], 0, p, 1, 1, root, comm, &sf) == 0,
+                            "%s: sched_figures failed", algs[i].name);
+                    REQUIRE(sf.path_ops == f.path && sf.max_ops == f.ops,
+                            "%s %s p=%d commutative=%d: closed form path %llu, ops %llu; "
+                            "schedules %u, %u",
+                            alg_coll_name(algs[i].coll), algs[i].name, p, comm,
+                            (unsigned long long)f.path, (unsigned long long)f.ops, sf.path_ops,
+                            sf.max_ops);
+                }
+    }
+    /* literal: the linear scan's chain is p - 1, its busiest process 1 (+) */
+    vector_figures_t f;
+    ck_assert_int_eq(cost_vector_figures(lookup(UCOLL_COLL_SCAN, "linear"), 9, 1, 0, 0, &f), 0);
+    ck_assert_uint_eq(f.path, 8);
+    ck_assert_uint_eq(f.ops, 1);
+    /* recursive-doubling scan at p = 6: 2*2 - 1 + [12 >= 12] = 4 on the path, 3 at most */
+    ck_assert_int_eq(
+        cost_vector_figures(lookup(UCOLL_COLL_SCAN, "recursive-doubling"), 6, 1, 0, 0, &f), 0);
+    ck_assert_uint_eq(f.path, 4);
+    ck_assert_uint_eq(f.ops, 3);
 }
 END_TEST
 
@@ -272,9 +321,10 @@ END_TEST
 
 START_TEST(test_prediction_formula)
 {
-    /* 3 rounds, 5/4 of the vector moved, 3/4 combined; 10 elements of 8 bytes: a unit is
-     * ceil(10/4) = 3 elements = 24 bytes. 3*2 + 5*24*0.5e-3 + 3*24*0.25e-3 = 6 + 0.06 + 0.018 */
-    const vector_figures_t f = {3, 4, 5, 3};
+    /* 3 rounds, 5/4 of the vector moved, 3/4 combined on the path (2/4 on the busiest
+     * process); 10 elements of 8 bytes: a unit is ceil(10/4) = 3 elements = 24 bytes.
+     * 3*2 + 5*24*0.5e-3 + 3*24*0.25e-3 = 6 + 0.06 + 0.018 */
+    const vector_figures_t f = {3, 4, 5, 2, 3};
     const cost_params_t c = {2.0, 0.5, 0.25};
     ck_assert_double_eq_tol(cost_vector_predict_us(&f, 10, 8, &c), 6.078, 1e-9);
     ck_assert_double_eq_tol(cost_vector_predict_us(&f, 0, 8, &c), 6.0, 1e-9);
@@ -321,6 +371,11 @@ START_TEST(test_auto_choices)
     /* scan p = 8, 16 MiB: doubling 3 (+) against recursive-doubling's 5 */
     ck_assert_str_eq(pick(UCOLL_COLL_SCAN, 8, M16, 1, 0), "doubling");
     ck_assert_str_eq(pick(UCOLL_COLL_SCAN, 8, 8, 1, 0), "doubling");
+    /* p = 3: all three 2 rounds, 2 vectors, 2 (+) on the path: the first, doubling; p = 5,
+     * 64 KiB: linear's one (+) per process would beat doubling's 3, its chain of 4 does not */
+    ck_assert_str_eq(pick(UCOLL_COLL_SCAN, 3, 8, 1, 0), "doubling");
+    ck_assert_str_eq(pick(UCOLL_COLL_SCAN, 3, M16, 1, 0), "doubling");
+    ck_assert_str_eq(pick(UCOLL_COLL_SCAN, 5, 65536, 1, 0), "doubling");
     ck_assert_str_eq(pick(UCOLL_COLL_BARRIER, 8, 0, 1, 1), "dissemination");
     /* one process: every candidate 0 rounds, the first */
     ck_assert_str_eq(pick(UCOLL_COLL_ALLREDUCE, 1, M16, 1, 1), "recursive-doubling");
@@ -399,6 +454,7 @@ int main(void)
     tcase_add_test(tc, test_rs_ag_off_powers_of_two);
     tcase_add_test(tc, test_tiny_vectors);
     tcase_add_test(tc, test_round_field);
+    tcase_add_test(tc, test_path);
     tcase_add_test(tc, test_sweep_small);
     suite_add_tcase(s, tc);
     /* p up to 256 against the symbolic runs and rounds up to 4096: most of the run time;
