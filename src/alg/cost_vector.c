@@ -36,8 +36,10 @@
  * recursive-doubling, (2f - 1 + [2p >= 3N]) m (a partial block above N lengthens the chain by
  * one once it holds half of N ranks). For the whole-vector algorithms the unit test checks
  * the path against the schedules (sched_figures); for those on pieces (rhrd, rs-ag, ring) it
- * is taken as the busiest process's: every process combines a received piece before it sends
- * the next, so its own (+) are one chain, and none is longer than the busiest one's.
+ * is taken as the busiest process's: its (+) are one chain (each combines a received piece
+ * before it sends the next), and in every round it combines as much as any process (the core
+ * steps and the ring and Bruck rounds are the same size on every process, and rhrd's first
+ * two rounds combine half vectors), so no chain through messages is longer.
  * These agree with algorithms.md 2 and 4.3 / 4.6. The rhrd forms fall back to binomial /
  * recursive-doubling for m < N (their builders do), and so do their figures here.
  */
@@ -137,9 +139,10 @@ int cost_vector_figures(const alg_desc_t *alg, int p, size_t count, int root, in
  * The model's time for `count` elements of elem_size bytes. The figures are fractions of the
  * vector, exact when den divides count; otherwise the builders cut the vector into pieces of
  * ceil or floor of count / den, and every message is whole pieces, so the time takes each
- * unit 1/den as ceil(count / den) elements: an upper bound, exact when den divides count, and
- * close to the real size for the small vectors where count < den (e.g. rs-ag on p pieces of 1
- * element, not of count/p).
+ * unit 1/den as ceil(count / den) elements: an upper bound, exact when den divides count. For
+ * the small vectors where count < den it counts every piece as one element (the real ones are
+ * one element or empty), so that rs-ag on 3 elements is not priced as moving 2 (p-1)/p * 3
+ * elements, a small fraction of one each round: tiny vectors keep the fewest rounds.
  */
 double cost_vector_predict_us(const vector_figures_t *f, size_t count, size_t elem_size,
                               const cost_params_t *cost)
