@@ -13,14 +13,20 @@
  * step.
  * --predict ALPHA_US,BETA_NS,GAMMA_NS appends path_ops=<n> predicted_us=<t>, the cost model
  * of `auto` (src/alg/cost.h): rounds*(alpha + m*beta) + path_ops*m*gamma, path_ops being the
- * (+) on the critical path. -a auto names the algorithm the library's own selection
- * (cost_select) picks (alg=<name> auto=1): for exscan by that cost model with alpha, beta, gamma
- * from --predict, else UCOLL_ALPHA_US / UCOLL_BETA_NS_PER_BYTE / UCOLL_GAMMA_NS_PER_BYTE, else
- * 1,0.1,0.1, and prints the chosen algorithm's closed-form figures with path_ops, predicted_us
- * and the parameters assumed, without building a schedule (with --ranks: the schedules' figures);
- * for reduce and allreduce by the UCOLL_*_RHRD_MIN thresholds (environment or defaults); for
- * the block collectives by the same alpha, beta, gamma over their algorithms' block figures.
- * Exit status: 0 correct, 1 the schedules are incorrect (the error is on stderr), 2 usage.
+ * (+) on the critical path; for reduce, allreduce, bcast, scan and barrier the model of
+ * cost_vector.c instead, rounds*alpha + volume*beta + path*gamma from the closed forms, path_ops
+ * being the vectors' worth of (+) on the critical path (e.g. 0.8 for rs-ag at p = 5).
+ * -a auto names the algorithm the library's own selection (cost_select) picks (alg=<name> auto=1):
+ * for exscan by that cost model with alpha, beta, gamma from --predict, else UCOLL_ALPHA_US /
+ * UCOLL_BETA_NS_PER_BYTE / UCOLL_GAMMA_NS_PER_BYTE, else 1,0.1,0.1, and prints the chosen
+ * algorithm's closed-form figures with path_ops, predicted_us and the parameters assumed, without
+ * building a schedule (with --ranks: the schedules' figures); for reduce, allreduce, bcast, scan
+ * and barrier by the same alpha, beta, gamma over their algorithms' closed-form figures
+ * (rounds*alpha + volume*beta + (+) on the critical path*gamma, cost_vector.c; elements of one
+ * byte), unless UCOLL_REDUCE_RHRD_MIN / UCOLL_ALLREDUCE_RHRD_MIN is set (non-zero): then by that
+ * threshold, as the library does; for the block collectives by the same alpha, beta, gamma over
+ * their algorithms' block figures. Exit status: 0 correct, 1 the schedules are incorrect (the error
+ * is on stderr), 2 usage.
  */
 #include "alg/alg.h"
 #include "alg/cost.h"
@@ -55,8 +61,8 @@ static void usage(FILE *f)
             "      --ranks            also list every rank's figures and steps\n"
             "      --predict A,B,G    append the cost model's time: alpha us/round, beta ns/byte,\n"
             "                         gamma ns/byte of one (+)\n"
-            "  -a auto                the algorithm the library's auto picks (exscan: its cost\n"
-            "                         model, parameters from --predict or UCOLL_*_NS/US)\n",
+            "  -a auto                the algorithm the library's auto picks (its cost model,\n"
+            "                         parameters from --predict or UCOLL_*_NS/US)\n",
             MAX_P);
 }
 
@@ -294,7 +300,13 @@ int main(int argc, char **argv)
            coll_s, alg_s, p, m, res.rounds, res.max_ops, res.volume_bytes);
     if (is_auto)
         printf(" auto=1");
-    if (predict) {
+    vector_figures_t vf;
+    if (predict && cost_has_vector(coll) &&
+        cost_vector_figures(alg, (int)p, count, (int)root, commutative, &vf) == 0) {
+        /* the model auto uses for these collectives, from the closed forms */
+        printf(" path_ops=%.6g predicted_us=%.3f", (double)vf.path / (double)vf.den,
+               cost_vector_predict_us(&vf, count, 1, &cost));
+    } else if (predict) {
         sched_figures_t fig;
         if (sched_figures(alg, param, (int)p, count, 1, (int)root, commutative, &fig) != 0) {
             fprintf(stderr, "ucoll_sched: out of memory\n");

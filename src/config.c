@@ -42,10 +42,12 @@ static const config_var_t vars[] = {
      "time per byte (ns) of one (+) of every predefined op and dtype in auto's cost model (user "
      "ops: ucoll_op_set_cost). With UCOLL_ALPHA_US and UCOLL_BETA_NS_PER_BYTE also set, init "
      "runs no collective"},
-    {"UCOLL_REDUCE_RHRD_MIN", "32768",
-     "auto reduce: rhrd (commutative ops) from this many bytes, binomial below"},
-    {"UCOLL_ALLREDUCE_RHRD_MIN", "32768",
-     "auto allreduce: rhrd (commutative ops) from this many bytes, recursive-doubling below"},
+    {"UCOLL_REDUCE_RHRD_MIN", "0 (the cost model decides)",
+     "override of auto reduce's cost model: rhrd (commutative ops) from this many bytes, "
+     "binomial below; 0 = no override"},
+    {"UCOLL_ALLREDUCE_RHRD_MIN", "0 (the cost model decides)",
+     "override of auto allreduce's cost model: rhrd (commutative ops) from this many bytes, "
+     "recursive-doubling below; 0 = no override"},
     {"UCOLL_FAILURE_DETECTION", "auto",
      "how a dead peer is noticed: auto = peers on this host by probing their process id "
      "(keeps shared memory), others by UCX peer error handling; ucx = UCX peer error handling "
@@ -147,8 +149,9 @@ ucoll_status_t config_read(ucoll_config_t *cfg)
             return UCOLL_ERR_INVALID_ARG;
     }
     cfg->segment_size = 262144;
-    cfg->reduce_rhrd_min = 32768;
-    cfg->allreduce_rhrd_min = 32768;
+    /* 0: the cost model decides (cost_select); a value the user sets forces the threshold */
+    cfg->reduce_rhrd_min = 0;
+    cfg->allreduce_rhrd_min = 0;
     const char *byte_vars[3] = {"UCOLL_SEGMENT_SIZE", "UCOLL_REDUCE_RHRD_MIN",
                                 "UCOLL_ALLREDUCE_RHRD_MIN"};
     size_t *byte_dst[3] = {&cfg->segment_size, &cfg->reduce_rhrd_min, &cfg->allreduce_rhrd_min};

@@ -2,19 +2,24 @@
  * Algorithm selection. An explicitly chosen algorithm is used unless it would reorder a
  * non-commutative op or builds only for powers of two and the comm's size is none. `auto` is
  * cost_select (alg/cost.h), a pure function of this call's collective, the comm's size, the
- * vector's bytes, the op's commutativity, the cost parameters and the UCOLL_*_RHRD_MIN thresholds:
+ * vector's count and element size, the op's commutativity, the cost parameters and the
+ * UCOLL_*_RHRD_MIN overrides:
  *   exscan     the cost model over the candidates of cost_exscan_candidates():
  *              time = rounds*(alpha + m*beta) + path_ops*m*gamma, rounds and path_ops from
- *              each candidate's closed form; alpha, beta and the gamma of every predefined
- *              (op, dtype) agreed by all ranks at init (measure.c) or stated in the
- *              environment; a user op's gamma from ucoll_op_set_cost, else the largest gamma
- *              of the predefined ops on that dtype.
- *   reduce, allreduce
- *              rhrd (bandwidth-lean, commutative ops only) for vectors of at least
- *              UCOLL_REDUCE_RHRD_MIN / UCOLL_ALLREDUCE_RHRD_MIN bytes, below that (and for
- *              non-commutative ops) binomial / recursive-doubling. Defaults from measurements
- *              on the development machine (README, "Algorithm choice").
- *   scan       doubling;  bcast binomial;  barrier dissemination.
+ *              each candidate's closed form.
+ *   reduce, allreduce, bcast, scan, barrier
+ *              the cost model over cost_vector_candidates(): time = rounds*alpha +
+ *              volume*beta + (+) on the critical path*gamma, from closed forms
+ *              (cost_vector.c), so allreduce takes rs-ag for large vectors on p != 2^k.
+ *              UCOLL_REDUCE_RHRD_MIN / UCOLL_ALLREDUCE_RHRD_MIN, when set (non-zero), force
+ *              the old rule on that collective instead: rhrd (commutative ops) from that many
+ *              bytes, binomial / recursive-doubling below.
+ *   the block collectives
+ *              the same model over their registered algorithms (cost_block_figures).
+ * alpha, beta and the gamma of every predefined (op, dtype) are agreed by all ranks at init
+ * (measure.c) or stated in the environment; a user op's gamma is from ucoll_op_set_cost, else
+ * the largest gamma of the predefined ops on that dtype. Every collective that applies an op
+ * (cost_reduces) gets its gamma; the others none.
  * Every input is the same on every rank, so every rank picks the same algorithm without a
  * message; nothing here communicates, blocks or builds a schedule.
  */
@@ -49,9 +54,10 @@ select_auto(ucoll_comm_t *comm, ucoll_coll_t coll, ucoll_op_t op, ucoll_dtype_t 
     const ucoll_ctx_t *ctx = comm->ctx;
     cost_params_t cost = ctx->net;
     cost.gamma_ns = gamma_ns;
-    const size_t bytes = coll == UCOLL_COLL_BARRIER ? 0 : count * dtype_size(dtype);
-    const char *name = cost_select(coll, comm->size, bytes, commutative, &cost,
-                                   ctx->cfg.reduce_rhrd_min, ctx->cfg.allreduce_rhrd_min);
+    const size_t elems = coll == UCOLL_COLL_BARRIER ? 0 : count;
+    const char *name =
+        cost_select_elems(coll, comm->size, elems, dtype_size(dtype), commutative, &cost,
+                          ctx->cfg.reduce_rhrd_min, ctx->cfg.allreduce_rhrd_min);
     if (name == NULL)
         return UCOLL_ERR_NOT_SUPPORTED; /* a collective with no algorithm in this build */
     if ((*alg = alg_lookup(coll, name, param)) == NULL)
@@ -70,7 +76,7 @@ ucoll_status_t select_algorithm(ucoll_comm_t *comm, ucoll_coll_t coll, ucoll_op_
      * op, dtype and count holds without the checks below */
     if (op >= 0 && op < UCOLL_NOPS && comm->alg[coll].alg == NULL && last->valid &&
         last->op == op && last->dtype == dtype && last->count == count &&
-        (coll != UCOLL_COLL_EXSCAN || last->gamma_ns == comm->ctx->gamma_ns[op][dtype])) {
+        (!cost_reduces(coll) || last->gamma_ns == comm->ctx->gamma_ns[op][dtype])) {
         *alg = last->alg;
         *param = last->param;
         return UCOLL_OK;
@@ -84,7 +90,7 @@ ucoll_status_t select_algorithm(ucoll_comm_t *comm, ucoll_coll_t coll, ucoll_op_
         return UCOLL_OK;
     /* auto, a reordering algorithm chosen for a non-commutative op, or one for powers of two
      * only chosen on another size */
-    const double gamma_ns = coll == UCOLL_COLL_EXSCAN ? op_gamma(comm->ctx, op, dtype) : 0;
+    const double gamma_ns = cost_reduces(coll) ? op_gamma(comm->ctx, op, dtype) : 0;
     if (last->valid && last->op == op && last->dtype == dtype && last->count == count &&
         last->commutative == commutative && last->gamma_ns == gamma_ns) {
         *alg = last->alg;

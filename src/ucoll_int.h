@@ -36,7 +36,7 @@ typedef struct {
     const char *alg_env[UCOLL_NCOLLS]; /* UCOLL_<COLL>_ALG values or NULL */
     double alpha_us, beta_ns;          /* UCOLL_ALPHA_US, UCOLL_BETA_NS_PER_BYTE; < 0: measure */
     double gamma_ns;                   /* UCOLL_GAMMA_NS_PER_BYTE; < 0: measure */
-    size_t reduce_rhrd_min, allreduce_rhrd_min; /* auto: rhrd from this many bytes */
+    size_t reduce_rhrd_min, allreduce_rhrd_min; /* auto: rhrd from this many bytes; 0: model */
 } ucoll_config_t;
 ucoll_status_t config_read(ucoll_config_t *cfg);
 /* one line per variable: name, default, meaning (for ucoll_info and docs) */

@@ -8,8 +8,8 @@
  * of the virtual ranks [v, min(v + mask, p)) it is responsible for, v a multiple of mask.
  * Then the Bruck allgather (block_phases.c) on a rotated copy in TMP, and the received blocks
  * are copied into OUT. Rounds 2 ceil(log2 p), volume (p-1) + (p-1) blocks =
- * (p-1)/p L + (p-1)/p L when p is a power of two dividing m (the scatter moves at most the
- * p - 1 blocks below the root on the root's path), no (+).
+ * (p-1)/p L + (p-1)/p L when p divides m, for every p (the scatter moves at most the p - 1
+ * blocks below the root on the root's path), no (+).
  */
 #include "block_phases.h"
 

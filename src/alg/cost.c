@@ -283,16 +283,31 @@ static const char *cost_auto_blocks(ucoll_coll_t coll, int p, double block_bytes
     return best != NULL ? best : fallback;
 }
 
-const char *cost_select(ucoll_coll_t coll, int p, size_t bytes, int commutative,
-                        const cost_params_t *cost, size_t reduce_rhrd_min,
-                        size_t allreduce_rhrd_min)
+const char *cost_select_elems(ucoll_coll_t coll, int p, size_t count, size_t elem_size,
+                              int commutative, const cost_params_t *cost, size_t reduce_rhrd_min,
+                              size_t allreduce_rhrd_min)
 {
+    const size_t bytes = count * elem_size;
     /* every exscan candidate preserves operand order: commutativity does not matter there */
     if (coll == UCOLL_COLL_EXSCAN)
         return cost_auto_exscan(p, (double)bytes, cost, NULL);
     if (cost_has_blocks(coll))
         return cost_auto_blocks(coll, p, (double)bytes, commutative, cost);
-    return cost_auto_fixed(coll, bytes, commutative, reduce_rhrd_min, allreduce_rhrd_min);
+    /* a threshold the user set: the rule it names, not the model */
+    if ((coll == UCOLL_COLL_REDUCE && reduce_rhrd_min != 0) ||
+        (coll == UCOLL_COLL_ALLREDUCE && allreduce_rhrd_min != 0))
+        return cost_auto_fixed(coll, bytes, commutative, reduce_rhrd_min, allreduce_rhrd_min);
+    if (cost_has_vector(coll))
+        return cost_auto_vector(coll, p, count, elem_size, commutative, cost);
+    return NULL;
+}
+
+const char *cost_select(ucoll_coll_t coll, int p, size_t bytes, int commutative,
+                        const cost_params_t *cost, size_t reduce_rhrd_min,
+                        size_t allreduce_rhrd_min)
+{
+    return cost_select_elems(coll, p, bytes, 1, commutative, cost, reduce_rhrd_min,
+                             allreduce_rhrd_min);
 }
 
 unsigned cost_rounds_bound(const alg_desc_t *alg, int param, int p)
@@ -305,11 +320,12 @@ unsigned cost_rounds_bound(const alg_desc_t *alg, int param, int p)
     block_figures_t bf;
     if (cost_has_blocks(alg->coll) && cost_block_figures(alg, p, &bf) == 0)
         return bf.rounds;
-    /* allreduce by pieces: the ring's two phases are p - 1 rounds each (rs-ag's and bcast
-     * scatter-allgather's are 2 ceil(log2 p), under the default below) */
-    if (alg->coll == UCOLL_COLL_ALLREDUCE && strcmp(alg->name, "ring") == 0)
-        return p > 1 ? 2 * (unsigned)(p - 1) : 0;
-    return 2 * sched_ceil_log2(p) + 2; /* trees, butterflies, halving and doubling */
+    /* a large vector (rhrd without its small-vector fallback, which has fewer rounds) and a
+     * non-zero root of a non-commutative reduce (binomial's forwarding round) */
+    vector_figures_t vf;
+    if (cost_vector_figures(alg, p, SIZE_MAX, p > 1, 0, &vf) == 0)
+        return vf.rounds;
+    return 2 * sched_ceil_log2(p) + 2; /* not reached for a registered algorithm */
 }
 
 int cost_fits_tag(const alg_desc_t *alg, int param, int p)

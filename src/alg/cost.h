@@ -1,5 +1,6 @@
 /*
- * The cost model `auto` uses to choose an exscan algorithm:
+ * The cost model `auto` uses to choose an algorithm, for every collective (exscan below; the
+ * block collectives and reduce, allreduce, bcast, scan, barrier further down). For exscan:
  *   time = rounds * (alpha + m * beta) + path_ops * m * gamma
  * with m the vector's bytes, rounds and path_ops from each candidate's closed form
  * (exscan_figures.c, checked against the schedules by the unit tests), alpha (us per round),
@@ -50,8 +51,9 @@ int cost_exscan_figures(const alg_desc_t *alg, int param, int p, sched_figures_t
 
 /* at least the rounds of every rank's schedule of alg for p processes, the same on every rank
  * (the executor refuses, on all ranks alike, a schedule beyond the tag's round field): exact
- * for the exscan candidates, the chains and the block algorithms, 2 ceil(log2 p) + 2 for the
- * logarithmic rest */
+ * for the exscan candidates and the block algorithms; for reduce, allreduce, bcast, scan and
+ * barrier the closed form's rounds for large vectors with a root that costs a round (binomial
+ * reduce), the most any vector or root gives */
 unsigned cost_rounds_bound(const alg_desc_t *alg, int param, int p);
 
 /* 1 when the executor can run alg for p processes: its rounds fit the tag's round field, or its
@@ -68,8 +70,9 @@ const char *const *cost_exscan_candidates(size_t *n);
  * (figs[i] for cost_exscan_candidates()[i]); returns its index */
 size_t cost_pick(const sched_figures_t *figs, size_t n, double bytes, const cost_params_t *cost);
 
-/* auto for the collectives without a cost model: the algorithm's name for a vector of `bytes`
- * (rhrd for commutative reduce/allreduce from the given thresholds) */
+/* the threshold rule: the algorithm's name for a vector of `bytes` (rhrd for commutative
+ * reduce/allreduce from the given thresholds; scan doubling, bcast binomial, barrier
+ * dissemination). cost_select uses it for reduce / allreduce when their threshold is set */
 const char *cost_auto_fixed(ucoll_coll_t coll, size_t bytes, int commutative,
                             size_t reduce_rhrd_min, size_t allreduce_rhrd_min);
 
@@ -101,15 +104,62 @@ int cost_block_figures(const alg_desc_t *alg, int p, block_figures_t *f);
 double cost_block_predict_us(const block_figures_t *f, double block_bytes,
                              const cost_params_t *cost);
 
+/*
+ * reduce, allreduce, bcast, scan, barrier (cost_vector.c): figures as fractions of the vector
+ * of m elements, exact when den divides m (every piece the schedule cuts is then m/den), and
+ *   time = rounds * alpha + volume_bytes * beta + path_bytes * gamma
+ * with volume_bytes and path_bytes the fractions below of the vector's bytes (pieces rounded
+ * up, see cost_vector_predict_us). path is the busiest process's (+) (ops) except for the
+ * linear and recursive-doubling scans, whose chains are longer.
+ */
+typedef struct {
+    unsigned rounds; /* 1 + highest round index of any process */
+    uint64_t den;    /* the unit: 1/den of the vector */
+    uint64_t volume; /* sum over rounds of the largest message of the round, in units */
+    uint64_t ops;    /* elements combined by (+) on the busiest process, in units */
+    uint64_t path;   /* elements combined on the critical path (a chain of (+)), in units */
+} vector_figures_t;
+
+/* 1 for reduce, allreduce, bcast, scan, barrier */
+int cost_has_vector(ucoll_coll_t coll);
+
+/* the closed-form figures of alg's schedules for p processes, `count` elements (which only
+ * decides the rhrd forms' fallback to binomial / recursive-doubling below count < N), the root
+ * and the op's commutativity (they matter to binomial reduce and ring allreduce): 0; -1 for an
+ * algorithm without one. O(log p), no schedule built */
+int cost_vector_figures(const alg_desc_t *alg, int p, size_t count, int root, int commutative,
+                        vector_figures_t *f);
+
+/* the model's time for count elements of elem_size bytes, each unit taken as ceil(count/den)
+ * elements */
+double cost_vector_predict_us(const vector_figures_t *f, size_t count, size_t elem_size,
+                              const cost_params_t *cost);
+
+/* the algorithms auto chooses among for one of these collectives, in order of preference for
+ * ties (the small-vector one first); NULL and *n = 0 for another collective */
+const char *const *cost_vector_candidates(ucoll_coll_t coll, size_t *n);
+
+/* the cheapest candidate that serves p and the op (order-preserving for a non-commutative one)
+ * within COST_MAX_ROUNDS, by cost_vector_predict_us; ties to the earlier */
+const char *cost_auto_vector(ucoll_coll_t coll, int p, size_t count, size_t elem_size,
+                             int commutative, const cost_params_t *cost);
+
 /* auto's choice for one call, the same on every rank given the same inputs: the algorithm's
  * name for coll on p processes, a vector of `bytes` (block collectives: one block's bytes; for
  * the v forms the caller's measure of a block, e.g. the largest), an op that is (not)
  * commutative, the cost parameters (gamma: of this op and dtype) and the reduce/allreduce rhrd
  * thresholds. Block collectives: the registered algorithms that serve p (and a
  * non-commutative op, where there is one) by block_figures' time, ties to the registry's
- * order; NULL when the collective has no algorithm. */
+ * order; NULL when the collective has no algorithm. reduce, allreduce, bcast, scan, barrier:
+ * cost_auto_vector, except that a non-zero reduce_rhrd_min (allreduce_rhrd_min) forces the
+ * threshold rule of cost_auto_fixed on reduce (allreduce): the override of
+ * UCOLL_REDUCE_RHRD_MIN / UCOLL_ALLREDUCE_RHRD_MIN; 0 lets the model decide. cost_select takes
+ * elements of one byte, cost_select_elems count elements of elem_size bytes. */
 const char *cost_select(ucoll_coll_t coll, int p, size_t bytes, int commutative,
                         const cost_params_t *cost, size_t reduce_rhrd_min,
                         size_t allreduce_rhrd_min);
+const char *cost_select_elems(ucoll_coll_t coll, int p, size_t count, size_t elem_size,
+                              int commutative, const cost_params_t *cost, size_t reduce_rhrd_min,
+                              size_t allreduce_rhrd_min);
 
 #endif

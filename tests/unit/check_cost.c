@@ -493,15 +493,39 @@ START_TEST(selection_builds_no_schedule)
     const cost_params_t cost = {1.0, 0.1, 5.0};
     const unsigned long before = sched_figures_builds();
     static const int ps[] = {16, 65536, 1 << 20};
+    /* the thresholds' rule (32768) and the cost model (0) for reduce and allreduce; both
+     * commutativities for every collective */
+    static const size_t thresholds[] = {32768, 0};
     for (size_t j = 0; j < sizeof(ps) / sizeof(ps[0]); j++)
         for (int coll = 0; coll < UCOLL_NCOLLS; coll++)
-            for (size_t bytes = 8; bytes <= (1u << 20); bytes *= 32) {
-                const char *name =
-                    cost_select((ucoll_coll_t)coll, ps[j], bytes, coll % 2, &cost, 32768, 32768);
-                /* none only where no algorithm of the collective fits the round field at p */
-                ck_assert_msg(name != NULL || !any_fits((ucoll_coll_t)coll, ps[j], coll % 2),
-                              "%s p=%d: no choice", alg_coll_name((ucoll_coll_t)coll), ps[j]);
-            }
+            for (size_t bytes = 8; bytes <= (1u << 20); bytes *= 32)
+                for (size_t t = 0; t < 2; t++)
+                    for (int comm = 0; comm <= 1; comm++) {
+                        const char *name = cost_select((ucoll_coll_t)coll, ps[j], bytes, comm,
+                                                       &cost, thresholds[t], thresholds[t]);
+                        /* none only where no algorithm of the collective fits the round field
+                         * at p */
+                        ck_assert_msg(name != NULL || !any_fits((ucoll_coll_t)coll, ps[j], comm),
+                                      "%s p=%d: no choice", alg_coll_name((ucoll_coll_t)coll),
+                                      ps[j]);
+                        /* with elements of 8 bytes, too */
+                        const char *elems =
+                            cost_select_elems((ucoll_coll_t)coll, ps[j], bytes / 8, 8, comm, &cost,
+                                              thresholds[t], thresholds[t]);
+                        ck_assert_msg(elems != NULL || name == NULL, "%s p=%d: no choice",
+                                      alg_coll_name((ucoll_coll_t)coll), ps[j]);
+                    }
+    ck_assert_uint_eq(sched_figures_builds(), before);
+    /* the closed forms behind the model build none either */
+    for (int coll = 0; coll < UCOLL_NCOLLS; coll++) {
+        size_t n;
+        const alg_desc_t *algs = alg_list((ucoll_coll_t)coll, &n);
+        for (size_t i = 0; i < n; i++) {
+            vector_figures_t vf;
+            if (cost_has_vector((ucoll_coll_t)coll))
+                ck_assert_int_eq(cost_vector_figures(&algs[i], 1 << 20, 1 << 20, 1, 0, &vf), 0);
+        }
+    }
     ck_assert_uint_eq(sched_figures_builds(), before);
     /* 16 ranks, expensive (+), 1 MiB: 1-doubling (5 rounds, 4 (+) on the path) beats the
      * 4-round ones (6 (+) on the path) */
