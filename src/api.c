@@ -337,8 +337,8 @@ UCOLL_EXPORT ucoll_status_t ucoll_init_thread(const ucoll_oob_t *oob, ucoll_thre
     if ((unsigned)required > UCOLL_THREAD_MULTIPLE || provided == NULL)
         return UCOLL_ERR_INVALID_ARG;
     const boot_args_t a = {BOOT_OOB, oob, NULL, 0, 0, 0};
-    ucoll_status_t st = oob == NULL ? init_process(required, world)
-                                    : init_at_level(&a, required, world);
+    ucoll_status_t st =
+        oob == NULL ? init_process(required, world) : init_at_level(&a, required, world);
     if (st == UCOLL_OK)
         *provided = required; /* every level is implemented */
     return st;
