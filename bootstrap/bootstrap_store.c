@@ -277,6 +277,29 @@ static int resolve(const char *address, int rank, struct addrinfo **out)
 
 /* ---------------------------------------------------------------- rank 0: serve */
 
+/* seconds rank 0 keeps answering latecomers with a refusal after the last connection */
+enum { LINGER_S = 5 };
+
+/* after a refusal: ranks still connecting get it too, until `seen` connections (joined or
+ * refused) make size - 1, or none came for LINGER_S, or the deadline passed */
+static void linger(const store_t *st, int lfd, const header_t *no, int seen, double deadline)
+{
+    double until = now_s() + LINGER_S;
+    while (seen < st->size - 1 &&
+           wait_fd(lfd, POLLIN, until < deadline ? until : deadline) == IO_OK) {
+        int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+        if (fd < 0)
+            continue;
+        header_t hello;
+        if (set_nonblocking(fd) == 0 && recv_header(fd, &hello, now_s() + 2) == IO_OK) {
+            send_header(fd, no, now_s() + 2);
+            seen++;
+        }
+        close(fd);
+        until = now_s() + LINGER_S;
+    }
+}
+
 static ucoll_status_t serve(store_t *st, const struct addrinfo *ai)
 {
     const double deadline = now_s() + st->timeout_s;
@@ -339,6 +362,7 @@ static ucoll_status_t serve(store_t *st, const struct addrinfo *ai)
             send_header(fd, &no, now_s() + 2);
             close(fd);
             result = refuse_all(st, &no);
+            linger(st, lfd, &no, joined + 1, deadline);
             break;
         }
         st->fds[hello.rank] = fd;
@@ -405,7 +429,8 @@ static ucoll_status_t join(store_t *st, const struct addrinfo *ai)
             if (r == IO_TIMEOUT)
                 break;
             fprintf(stderr, "ucoll: store %s (rank %d): %s\n", st->address, st->rank,
-                    r == IO_CLOSED ? "rank 0 closed the connection before welcoming this rank"
+                    r == IO_CLOSED ? "rank 0 closed the connection before welcoming this rank "
+                                     "(it gave up on the job: see its message)"
                                    : "what serves this address is not a ucoll rank 0 of this "
                                      "version");
             return UCOLL_ERR_BOOTSTRAP;
