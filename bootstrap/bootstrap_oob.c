@@ -108,6 +108,13 @@ void bootstrap_machine_identity(char id[BOOTSTRAP_ID_BYTES], int rank)
     snprintf(id, HOST_BYTES, "%s|%s|%llu|%d", host, boot, pidns, nfake > 1 ? rank % nfake : 0);
 }
 
+int bootstrap_test_hosts(void)
+{
+    const char *fake = getenv("UCOLL_TEST_HOSTS");
+    const int n = fake != NULL ? atoi(fake) : 0;
+    return n > 1 ? n : 0;
+}
+
 static ucoll_status_t oob_local_ranks(bootstrap_t *bs, int **ranks_out, int *n_out)
 {
     char mine[HOST_BYTES];

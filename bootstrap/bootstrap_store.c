@@ -406,6 +406,9 @@ static int connect_once(const struct addrinfo *list, double deadline)
     return -1;
 }
 
+/* how much longer than rank 0 a joined rank waits for rank 0's welcome or refusal */
+enum { VERDICT_GRACE_S = 5 };
+
 static ucoll_status_t join(store_t *st, const struct addrinfo *ai)
 {
     const double deadline = now_s() + st->timeout_s;
@@ -413,10 +416,12 @@ static ucoll_status_t join(store_t *st, const struct addrinfo *ai)
     for (;;) {
         int fd = connect_once(ai, deadline);
         if (fd >= 0) {
+            /* once connected, rank 0 owes the verdict: it gives it within its own timeout */
+            const double verdict_by = now_s() + st->timeout_s + VERDICT_GRACE_S;
             header_t hello = header(CODE_OK, st->rank, st->size, 0, 0), reply;
-            io_t r = send_header(fd, &hello, deadline);
+            io_t r = send_header(fd, &hello, verdict_by);
             if (r == IO_OK)
-                r = recv_header(fd, &reply, deadline);
+                r = recv_header(fd, &reply, verdict_by);
             if (r == IO_OK && reply.code == CODE_OK) {
                 st->fds[0] = fd;
                 return UCOLL_OK;
@@ -444,8 +449,8 @@ static ucoll_status_t join(store_t *st, const struct addrinfo *ai)
         pause = pause * 2 < 0.5 ? pause * 2 : 0.5;
     }
     fprintf(stderr,
-            "ucoll: store %s (rank %d): rank 0 did not serve it and welcome this rank within "
-            "%.0f s (UCOLL_TIMEOUT)\n",
+            "ucoll: store %s (rank %d): rank 0 did not serve it, or did not welcome this rank, "
+            "within %.0f s (UCOLL_TIMEOUT)\n",
             st->address, st->rank, st->timeout_s);
     return UCOLL_ERR_TIMED_OUT;
 }
