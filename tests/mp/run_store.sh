@@ -27,6 +27,7 @@ trap 'rm -rf "$dir"' EXIT
 # the port in use
 launch() {
     local port=$1 r
+    shift
     local -a pids=()
     for ((r = 0; r < np; r++)); do
         UCOLL_STORE=127.0.0.1:$port UCOLL_RANK=$r UCOLL_SIZE=$np \
