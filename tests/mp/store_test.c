@@ -5,9 +5,9 @@
  * 20000..59999 (a case whose rank 0 finds it in use runs again on another port, up to 3 times).
  *
  * Jobs, every rank checking its status, the line on stderr and how long init took:
- * - 4 ranks started in reverse order (rank 0 last, 1 s late), even ones through ucoll_init's
- *   variables, odd ones through ucoll_init_store: OK, world size 4, an allreduce of the ranks
- *   gives 6, finalize OK;
+ * - 4 ranks started in reverse order (rank 0 last, 1 s late), even ones through the variables
+ *   (rank 0 ucoll_init, rank 2 ucoll_init_thread without an allgather), odd ones through
+ *   ucoll_init_store: OK, world size 4, an allreduce of the ranks gives 6, finalize OK;
  * - ranks 0, 1 of 3 and a rank 2 that says 4: INVALID_ARG on all three, "says the job has";
  * - ranks 0, 1, 1 of 3: INVALID_ARG on all three, "two processes joined as rank 1";
  * - rank 1 of 2 with nobody serving, UCOLL_TIMEOUT=3: TIMED_OUT after 3 s (within 3 + 10 s);
@@ -20,8 +20,8 @@
  * With --no-pmix (a build configured --without-pmix) ucoll_init without the variables first
  * gives NOT_SUPPORTED, saying how to start instead.
  *
- * Usage: store_test [--no-pmix]. Prints FAIL lines and "store_test: C checks, F failed;
- * verdict: PASS|FAIL"; exit status 0 only on PASS.
+ * Usage: store_test [--no-pmix]. Prints FAIL lines, a line per job and a summary ending in
+ * "verdict: PASS|FAIL"; exit status 0 only on PASS.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* prctl */
@@ -49,7 +49,7 @@
 #define MAX_RANKS 8
 #define PORT_BUSY 42 /* a rank 0 child's exit status: its port was taken, try another */
 
-static long n_checks, n_failed;
+static long n_checks, n_failed, n_jobs, n_jobs_failed;
 
 static void check(int cond, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void check(int cond, const char *fmt, ...)
@@ -108,7 +108,8 @@ static int pick_port(void)
 typedef struct {
     int rank, size;   /* what it claims */
     double delay_s;   /* before it starts */
-    int through_init; /* ucoll_init with the variables, else ucoll_init_store */
+    int through_init; /* 1: ucoll_init with the variables, 2: ucoll_init_thread(NULL, MULTIPLE)
+                       * with them, 0: ucoll_init_store */
 } claim_t;
 
 typedef struct {
@@ -121,6 +122,8 @@ typedef struct {
     double min_s, max_s;  /* init's duration on every rank */
     int hold_port;        /* this process listens on the port during the job */
 } job_t;
+
+static const char *const init_names[3] = {"ucoll_init_store", "ucoll_init", "ucoll_init_thread"};
 
 /* a child: one rank's init, checked; exit 0 if all checks passed */
 static int run_rank(const job_t *job, const claim_t *c, int port)
@@ -140,22 +143,28 @@ static int run_rank(const job_t *job, const claim_t *c, int port)
     ucoll_comm_t *world = NULL;
     const double t0 = now_s();
     mpt_capture_stderr_begin();
-    ucoll_status_t st =
-        c->through_init ? ucoll_init(&world) : ucoll_init_store(addr, c->rank, c->size, &world);
+    ucoll_thread_level_t got = UCOLL_THREAD_SINGLE;
+    ucoll_status_t st = c->through_init == 2
+                            ? ucoll_init_thread(NULL, UCOLL_THREAD_MULTIPLE, &got, &world)
+                        : c->through_init ? ucoll_init(&world)
+                                          : ucoll_init_store(addr, c->rank, c->size, &world);
     mpt_capture_stderr_end(msg, sizeof(msg), 0);
     const double took = now_s() - t0;
     if (c->rank == 0 && st != UCOLL_OK && strstr(msg, "Address already in use") != NULL &&
         !job->hold_port)
         return PORT_BUSY;
     check(st == job->want, "%s, rank %d of %d (%s): status %d (%s), expected %s; stderr: %s",
-          job->name, c->rank, c->size, c->through_init ? "ucoll_init" : "ucoll_init_store", (int)st,
-          ucoll_strerror(st), mpt_status_name(job->want), msg);
+          job->name, c->rank, c->size, init_names[c->through_init], (int)st, ucoll_strerror(st),
+          mpt_status_name(job->want), msg);
     if (job->want_msg != NULL)
         check(strstr(msg, job->want_msg) != NULL, "%s, rank %d: stderr lacks \"%s\": \"%s\"",
               job->name, c->rank, job->want_msg, msg);
     check(took >= job->min_s && took <= job->max_s,
           "%s, rank %d: init took %.2f s, expected %.1f..%.1f", job->name, c->rank, took,
           job->min_s, job->max_s);
+    if (st == UCOLL_OK && c->through_init == 2)
+        check(got == UCOLL_THREAD_MULTIPLE, "%s, rank %d: ucoll_init_thread provided %d", job->name,
+              c->rank, (int)got);
     if (st == UCOLL_OK) {
         check(ucoll_comm_size(world) == job->nranks && ucoll_comm_rank(world) == c->rank,
               "%s: rank %d: world rank %d of %d", job->name, c->rank, ucoll_comm_rank(world),
@@ -238,6 +247,8 @@ static void run_forked_job(const job_t *job)
         if (r < 0)
             printf("note: %s: port %d was taken, trying another\n", job->name, port);
     }
+    n_jobs++;
+    n_jobs_failed += r != 1;
     check(r == 1, "%s: %s", job->name, r < 0 ? "no free port in 3 tries" : "a rank failed");
     printf("%s: %s\n", r == 1 ? "ok  " : "FAIL", job->name);
     fflush(stdout);
@@ -344,7 +355,7 @@ int main(int argc, char **argv)
     const job_t jobs[] = {
         {"4 ranks, rank 0 last",
          4,
-         {{3, 4, 0, 0}, {2, 4, 0.2, 1}, {1, 4, 0.4, 0}, {0, 4, 1.0, 1}},
+         {{3, 4, 0, 0}, {2, 4, 0.2, 2}, {1, 4, 0.4, 0}, {0, 4, 1.0, 1}},
          "60",
          UCOLL_OK,
          NULL,
@@ -444,7 +455,9 @@ int main(int argc, char **argv)
         ucoll_finalize(w);
 
     const int pass = n_failed == 0;
-    printf("store_test: %ld checks, %ld failed; verdict: %s\n", n_checks, n_failed,
+    printf("store_test: %ld forked jobs, %ld failed; %ld checks in this process (a job's "
+           "ranks check their own), %ld failed; verdict: %s\n",
+           n_jobs, n_jobs_failed, n_checks - n_jobs, n_failed - n_jobs_failed,
            pass ? "PASS" : "FAIL");
     return pass ? 0 : 1;
 }
