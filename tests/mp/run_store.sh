@@ -68,8 +68,9 @@ for ((r = 0; r < np; r++)); do
     fi
     [ "${STATUSES[$r]}" = 0 ] || bad="$bad rank$r=${STATUSES[$r]}"
 done
+# no "verdict:" here: run-tests.sh's summary of the launch is then the program's own last line
 if [ -n "$bad" ]; then
-    echo "run_store: np=$np: ranks exited with errors:$bad; verdict: FAIL"
+    echo "run_store: np=$np: FAIL: ranks exited with errors:$bad"
     exit 1
 fi
-echo "run_store: np=$np: every rank exited with 0; verdict: PASS"
+echo "run_store: np=$np: every rank exited with 0"
