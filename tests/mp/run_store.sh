@@ -1,23 +1,25 @@
 #!/usr/bin/env bash
-# tests/mp/run_store.sh --np N [--seconds S] PROGRAM [ARGS...]: a job of N ranks with no
+# tests/mp/run_store.sh --np N [--seconds S] [--port P] PROGRAM [ARGS...]: a job of N ranks with no
 # launcher at all: a plain shell loop starts N copies of PROGRAM, rank r with
 # UCOLL_STORE=127.0.0.1:PORT UCOLL_RANK=r UCOLL_SIZE=N (PORT at random in 20000..59999), so
 # that ucoll_init takes the store's path. Each rank writes to a file of its own, printed once
 # all have exited (rank 0 first, the others' last lines). If rank 0 says its address is in use
 # (another process took the port), the ranks are stopped and the job runs once more on another
 # port. A rank still running after S seconds (default 900) is killed. Exit status 0 only if
-# every rank exited with 0.
+# every rank exited with 0. --port P: the first try's port (to test the retry).
 set -u
-np="" secs=900
+np="" secs=900 port=$((20000 + RANDOM % 40000))
 while [ $# -gt 0 ]; do
     case $1 in
     --np) np=$2; shift 2 ;;
     --seconds) secs=$2; shift 2 ;;
+    --port) port=$2; shift 2 ;;
     *) break ;;
     esac
 done
-if ! [[ $np =~ ^[1-9][0-9]*$ ]] || ! [[ $secs =~ ^[1-9][0-9]*$ ]] || [ $# -eq 0 ]; then
-    echo "usage: run_store.sh --np N [--seconds S] PROGRAM [ARGS...]" >&2
+if ! [[ $np =~ ^[1-9][0-9]*$ ]] || ! [[ $secs =~ ^[1-9][0-9]*$ ]] || ! [[ $port =~ ^[1-9][0-9]*$ ]] ||
+    [ $# -eq 0 ]; then
+    echo "usage: run_store.sh --np N [--seconds S] [--port P] PROGRAM [ARGS...]" >&2
     exit 2
 fi
 dir=$(mktemp -d /tmp/ucoll-store.XXXXXX)
@@ -49,7 +51,6 @@ launch() {
     [ "$busy" = 0 ] || return 3
 }
 
-port=$((20000 + RANDOM % 40000))
 echo "run_store: np=$np port=$port: $*"
 launch "$port" "$@"
 if [ $? = 3 ]; then
