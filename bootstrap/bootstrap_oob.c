@@ -2,7 +2,7 @@
  * Out-of-band bootstrap: the caller's allgather (ucoll_oob_t) instead of PMIx. Locality comes
  * from one allgather of machine identities; the blobs from one allgatherv (two allgathers: the
  * lengths, then every blob padded to the longest), kept as the table lookups read: O(p) bytes
- * of addresses, no connection.
+ * of addresses, no connection. The store (bootstrap_store.c) supplies an allgather of its own.
  */
 #include "bootstrap.h"
 
@@ -14,10 +14,23 @@
 #include <unistd.h>
 
 typedef struct {
-    ucoll_oob_t oob;
-    void **blobs; /* publish: every rank's blob */
+    ucoll_oob_t oob;        /* the caller's allgather, or */
+    bootstrap_gather_t own; /* ucoll's own (own.allgather != NULL) */
+    void **blobs;           /* publish: every rank's blob */
     size_t *lens;
 } oob_impl_t;
+
+/* one allgather round, the caller's or ucoll's own */
+static ucoll_status_t gather(bootstrap_t *bs, const void *src, void *dst, size_t len)
+{
+    oob_impl_t *impl = bs->impl;
+    if (impl->own.allgather != NULL)
+        return impl->own.allgather(src, dst, len, impl->own.ctx);
+    if (impl->oob.allgather(src, dst, len, impl->oob.ctx) == 0)
+        return UCOLL_OK;
+    fprintf(stderr, "ucoll: the out-of-band allgather (ucoll_oob_t.allgather) failed\n");
+    return UCOLL_ERR_BOOTSTRAP;
+}
 
 static void free_blobs(int n, void **blobs, size_t *lens)
 {
@@ -31,31 +44,33 @@ static void free_blobs(int n, void **blobs, size_t *lens)
 static ucoll_status_t oob_allgatherv(bootstrap_t *bs, const void *mine, size_t len,
                                      void ***blobs_out, size_t **lens_out)
 {
-    const ucoll_oob_t *oob = &((oob_impl_t *)bs->impl)->oob;
     const size_t n = (size_t)bs->size;
     uint64_t my_len = len, max_len = 0;
     uint64_t *all_lens = calloc(n, sizeof(*all_lens));
     void **blobs = calloc(n, sizeof(*blobs));
     size_t *lens = calloc(n, sizeof(*lens));
     char *padded = NULL, *all = NULL;
+    ucoll_status_t st = UCOLL_ERR_NO_MEMORY;
 
     if (all_lens == NULL || blobs == NULL || lens == NULL)
-        goto nomem;
-    if (oob->allgather(&my_len, all_lens, sizeof(my_len), oob->ctx) != 0)
+        goto fail;
+    if ((st = gather(bs, &my_len, all_lens, sizeof(my_len))) != UCOLL_OK)
         goto fail;
     for (size_t i = 0; i < n; i++)
         max_len = all_lens[i] > max_len ? all_lens[i] : max_len;
     padded = calloc(1, max_len ? max_len : 1);
     all = malloc(n * (max_len ? max_len : 1));
+    st = UCOLL_ERR_NO_MEMORY;
     if (padded == NULL || all == NULL)
-        goto nomem;
-    memcpy(padded, mine, len);
-    if (oob->allgather(padded, all, max_len, oob->ctx) != 0)
         goto fail;
+    memcpy(padded, mine, len);
+    if ((st = gather(bs, padded, all, max_len)) != UCOLL_OK)
+        goto fail;
+    st = UCOLL_ERR_NO_MEMORY;
     for (size_t i = 0; i < n; i++) {
         lens[i] = all_lens[i];
         if ((blobs[i] = malloc(lens[i] ? lens[i] : 1)) == NULL)
-            goto nomem;
+            goto fail;
         memcpy(blobs[i], all + i * max_len, lens[i]);
     }
     free(all_lens);
@@ -65,18 +80,11 @@ static ucoll_status_t oob_allgatherv(bootstrap_t *bs, const void *mine, size_t l
     *lens_out = lens;
     return UCOLL_OK;
 fail:
-    fprintf(stderr, "ucoll: the out-of-band allgather (ucoll_oob_t.allgather) failed\n");
     free(all_lens);
     free(padded);
     free(all);
     free_blobs(bs->size, blobs, lens);
-    return UCOLL_ERR_BOOTSTRAP;
-nomem:
-    free(all_lens);
-    free(padded);
-    free(all);
-    free_blobs(bs->size, blobs, lens);
-    return UCOLL_ERR_NO_MEMORY;
+    return st;
 }
 
 enum { HOST_BYTES = BOOTSTRAP_ID_BYTES };
@@ -100,9 +108,15 @@ void bootstrap_machine_identity(char id[BOOTSTRAP_ID_BYTES], int rank)
     snprintf(id, HOST_BYTES, "%s|%s|%llu|%d", host, boot, pidns, nfake > 1 ? rank % nfake : 0);
 }
 
+int bootstrap_test_hosts(void)
+{
+    const char *fake = getenv("UCOLL_TEST_HOSTS");
+    const int n = fake != NULL ? atoi(fake) : 0;
+    return n > 1 ? n : 0;
+}
+
 static ucoll_status_t oob_local_ranks(bootstrap_t *bs, int **ranks_out, int *n_out)
 {
-    const ucoll_oob_t *oob = &((oob_impl_t *)bs->impl)->oob;
     char mine[HOST_BYTES];
     char *all = malloc((size_t)bs->size * HOST_BYTES);
     int *ranks = malloc((size_t)bs->size * sizeof(*ranks));
@@ -113,11 +127,11 @@ static ucoll_status_t oob_local_ranks(bootstrap_t *bs, int **ranks_out, int *n_o
         return UCOLL_ERR_NO_MEMORY;
     }
     bootstrap_machine_identity(mine, bs->rank);
-    if (oob->allgather(mine, all, HOST_BYTES, oob->ctx) != 0) {
-        fprintf(stderr, "ucoll: the out-of-band allgather (ucoll_oob_t.allgather) failed\n");
+    ucoll_status_t st = gather(bs, mine, all, HOST_BYTES);
+    if (st != UCOLL_OK) {
         free(all);
         free(ranks);
-        return UCOLL_ERR_BOOTSTRAP;
+        return st;
     }
     for (int i = 0; i < bs->size; i++)
         if (memcmp(all + (size_t)i * HOST_BYTES, mine, HOST_BYTES) == 0)
@@ -153,27 +167,26 @@ static ucoll_status_t oob_lookup(bootstrap_t *bs, int peer, void **blob, size_t 
 
 static ucoll_status_t oob_fence(bootstrap_t *bs)
 {
-    const ucoll_oob_t *oob = &((oob_impl_t *)bs->impl)->oob;
     char *all = malloc((size_t)bs->size);
     char mine = 1;
-    int rc = all == NULL ? -1 : oob->allgather(&mine, all, 1, oob->ctx);
+    ucoll_status_t st = all == NULL ? UCOLL_ERR_NO_MEMORY : gather(bs, &mine, all, 1);
     free(all);
-    return rc == 0 ? UCOLL_OK : UCOLL_ERR_BOOTSTRAP;
+    return st;
 }
 
 static void oob_finalize(bootstrap_t *bs)
 {
     oob_impl_t *impl = bs->impl;
     free_blobs(bs->size, impl->blobs, impl->lens);
+    if (impl->own.release != NULL)
+        impl->own.release(impl->own.ctx);
     free(impl);
     free(bs);
 }
 
-ucoll_status_t bootstrap_oob_create(const ucoll_oob_t *oob, bootstrap_t **out)
+static ucoll_status_t create(const ucoll_oob_t *oob, const bootstrap_gather_t *own, int rank,
+                             int size, bootstrap_t **out)
 {
-    if (oob == NULL || oob->allgather == NULL || oob->size < 1 || oob->rank < 0 ||
-        oob->rank >= oob->size)
-        return UCOLL_ERR_INVALID_ARG;
     bootstrap_t *bs = calloc(1, sizeof(*bs));
     oob_impl_t *impl = calloc(1, sizeof(*impl));
     if (bs == NULL || impl == NULL) {
@@ -181,10 +194,13 @@ ucoll_status_t bootstrap_oob_create(const ucoll_oob_t *oob, bootstrap_t **out)
         free(impl);
         return UCOLL_ERR_NO_MEMORY;
     }
-    impl->oob = *oob;
+    if (oob != NULL)
+        impl->oob = *oob;
+    else
+        impl->own = *own;
     bs->impl = impl;
-    bs->rank = oob->rank;
-    bs->size = oob->size;
+    bs->rank = rank;
+    bs->size = size;
     bs->local_ranks = oob_local_ranks;
     bs->publish = oob_publish;
     bs->lookup = oob_lookup;
@@ -192,4 +208,20 @@ ucoll_status_t bootstrap_oob_create(const ucoll_oob_t *oob, bootstrap_t **out)
     bs->finalize = oob_finalize;
     *out = bs;
     return UCOLL_OK;
+}
+
+ucoll_status_t bootstrap_oob_create(const ucoll_oob_t *oob, bootstrap_t **out)
+{
+    if (oob == NULL || oob->allgather == NULL || oob->size < 1 || oob->rank < 0 ||
+        oob->rank >= oob->size)
+        return UCOLL_ERR_INVALID_ARG;
+    return create(oob, NULL, oob->rank, oob->size, out);
+}
+
+ucoll_status_t bootstrap_gather_create(const bootstrap_gather_t *g, int rank, int size,
+                                       bootstrap_t **out)
+{
+    if (g == NULL || g->allgather == NULL || size < 1 || rank < 0 || rank >= size)
+        return UCOLL_ERR_INVALID_ARG;
+    return create(NULL, g, rank, size, out);
 }

@@ -245,10 +245,3 @@ ucoll_status_t bootstrap_pmix_create(bootstrap_t **out)
     *out = bs;
     return UCOLL_OK;
 }
-
-int bootstrap_test_hosts(void)
-{
-    const char *fake = getenv("UCOLL_TEST_HOSTS");
-    const int n = fake != NULL ? atoi(fake) : 0;
-    return n > 1 ? n : 0;
-}

@@ -2,8 +2,9 @@
  * ucoll: collective operations (exclusive scan, scan, reduce, allreduce, bcast, barrier, and the
  * block collectives: allgather(v), reduce_scatter(_block), alltoall(v), gather(v), scatter(v))
  * for programs that are not MPI programs. Bootstraps through PMIx (srun --mpi=pmix, prterun,
- * Open MPI's mpirun; a run without a launcher is a 1-rank job) or through the caller's own
- * out-of-band allgather, and moves data with UCX UCP tagged messages.
+ * Open MPI's mpirun; a run without a launcher is a 1-rank job), through the caller's own
+ * out-of-band allgather, or through a TCP store that rank 0 serves (no launcher, no PMIx), and
+ * moves data with UCX UCP tagged messages.
  *
  * Version 1 of the API. Link with -lucoll (pkg-config name: ucoll).
  *
@@ -234,7 +235,11 @@ typedef struct ucoll_comm ucoll_comm_t;
 typedef struct ucoll_request ucoll_request_t;
 #define UCOLL_IN_PLACE ((const void *)-1) /* as sendbuf: input taken from recvbuf/buf */
 
-/* One call per process; PMIx bootstrap (srun --mpi=pmix, prterun, mpirun; singleton = 1 rank).
+/* One call per process; PMIx bootstrap (srun --mpi=pmix, prterun, mpirun; singleton = 1 rank),
+ * or the store's (as ucoll_init_store) when UCOLL_STORE=HOST:PORT, UCOLL_RANK and UCOLL_SIZE
+ * are all set: some of the three set but not all, or a rank or size that is not a plain
+ * decimal number, is UCOLL_ERR_INVALID_ARG with a line on stderr. A build configured
+ * --without-pmix returns UCOLL_ERR_NOT_SUPPORTED without the store's variables.
  * A second ucoll_init in the same process, also after ucoll_finalize, gives UCOLL_ERR_STATE
  * (PMIx cannot be initialised twice reliably). */
 ucoll_status_t ucoll_init(ucoll_comm_t **world);
@@ -247,6 +252,23 @@ typedef struct {
 } ucoll_oob_t;
 ucoll_status_t ucoll_init_oob(const ucoll_oob_t *oob, ucoll_comm_t **world);
 
+/* bootstrap with neither PMIx nor the caller's runtime (torchrun/NCCL style): rank 0 serves
+ * `address` ("HOST:PORT"), every rank connects to it. ucoll_init does the same when
+ * UCOLL_STORE=HOST:PORT, UCOLL_RANK and UCOLL_SIZE are set.
+ * Every rank passes the same address and size and its own rank. HOST is a name or address of
+ * rank 0's machine ("[::1]" for IPv6) that rank 0 binds (127.0.0.1 serves this machine only);
+ * the port must be free there. Ranks may start in any order: each retries until rank 0
+ * serves, and every wait of the store is bounded by UCOLL_TIMEOUT (unset or inf: 60 s).
+ * After the allgathers of init the connections stay open, idle, until ucoll_finalize.
+ * Errors, with a line on stderr naming the problem: UCOLL_ERR_INVALID_ARG for a NULL or
+ * malformed address, a rank outside 0..size-1, and, on every rank that has joined, ranks that
+ * disagree on the size or two processes with one rank; UCOLL_ERR_BOOTSTRAP when rank 0 cannot
+ * serve the address (in use) or a rank drops out; UCOLL_ERR_TIMED_OUT when rank 0 is not
+ * serving, or not every rank has joined, within the timeout. A refused call keeps nothing: the
+ * process may call it (or another init) again. Unlike ucoll_init, it may be called again after
+ * ucoll_finalize. */
+ucoll_status_t ucoll_init_store(const char *address, int rank, int size, ucoll_comm_t **world);
+
 /* thread levels, as MPI's; ucoll_init and ucoll_init_oob mean UCOLL_THREAD_SINGLE */
 typedef enum {
     UCOLL_THREAD_SINGLE,     /* one thread in the process */
@@ -254,8 +276,8 @@ typedef enum {
     UCOLL_THREAD_SERIALIZED, /* any thread calls ucoll, never two at the same time */
     UCOLL_THREAD_MULTIPLE    /* any thread, any time (see "Threads" above) */
 } ucoll_thread_level_t;
-/* init with a thread level: oob == NULL bootstraps through PMIx as ucoll_init, else as
- * ucoll_init_oob. *provided (may be lower than required) is the level granted; every level
+/* init with a thread level: oob == NULL bootstraps as ucoll_init (PMIx or the store's
+ * variables), else as ucoll_init_oob. *provided (may be lower than required) is the level granted; every level
  * asked for is provided. */
 ucoll_status_t ucoll_init_thread(const ucoll_oob_t *oob, ucoll_thread_level_t required,
                                  ucoll_thread_level_t *provided, ucoll_comm_t **world);

@@ -9,8 +9,11 @@
 #include "ucoll_int.h"
 
 #include <getopt.h>
+#ifdef UCOLL_HAVE_PMIX
 #include <pmix.h>
+#endif
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <ucp/api/ucp.h>
 
@@ -31,7 +34,11 @@ static void print_version(void)
     printf("ucoll %s (API version %d)\n", PACKAGE_VERSION, UCOLL_API_VERSION);
     printf("  UCX:  built with %s, loaded %u.%u.%u\n", UCOLL_BUILD_UCX_VERSION, major, minor,
            release);
+#ifdef UCOLL_HAVE_PMIX
     printf("  PMIx: built with %s, loaded %s\n", UCOLL_BUILD_PMIX_VERSION, PMIx_Get_version());
+#else
+    printf("  PMIx: none (configure --without-pmix: ucoll_init starts through UCOLL_STORE)\n");
+#endif
 }
 
 static void print_algorithms(void)

@@ -1,10 +1,11 @@
 /*
- * Process-level API: init (PMIx or the caller's OOB allgather), finalize, communicators
+ * Process-level API: init (PMIx, the caller's OOB allgather or the store), finalize, communicators
  * (rank, size, split, free) and algorithm selection by name.
  */
 #include "ucoll_int.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -194,8 +195,90 @@ fail:
     return st;
 }
 
-/* every init: PMIx or the caller's allgather, at a thread level */
-static ucoll_status_t init_at_level(int pmix, const ucoll_oob_t *oob, ucoll_thread_level_t level,
+/* how a process starts: PMIx (ucoll_init without the store's variables), the caller's allgather,
+ * or the store (ucoll_init_store, or ucoll_init with UCOLL_STORE, UCOLL_RANK and UCOLL_SIZE) */
+typedef enum { BOOT_PMIX, BOOT_OOB, BOOT_STORE } boot_kind_t;
+typedef struct {
+    boot_kind_t kind;
+    const ucoll_oob_t *oob;
+    const char *address;
+    int rank, size;
+    int from_env; /* ucoll_init's store: one per process, as PMIx */
+} boot_args_t;
+
+/* ucoll_init once started a job through the store's variables: a second one is refused as a
+ * second PMIx start is */
+static int g_env_store_used;
+
+/* the store's timeout: UCOLL_TIMEOUT, else this many seconds (never wait forever for a rank
+ * that was never started) */
+enum { STORE_DEFAULT_TIMEOUT_S = 60 };
+
+/* UCOLL_RANK or UCOLL_SIZE: decimal digits only, within int; -1 (message printed) if not */
+static int env_int(const char *name, const char *v)
+{
+    long long x = 0;
+    int ok = *v != '\0';
+    for (const char *c = v; ok && *c != '\0'; c++) {
+        ok = *c >= '0' && *c <= '9';
+        x = ok ? x * 10 + (*c - '0') : x;
+        ok = ok && x <= INT_MAX;
+    }
+    if (!ok)
+        fprintf(stderr, "ucoll: %s=%s is not a number 0..%d (decimal digits only)\n", name, v,
+                INT_MAX);
+    return ok ? (int)x : -1;
+}
+
+/* ucoll_init's choice: the store when UCOLL_STORE, UCOLL_RANK and UCOLL_SIZE are all set
+ * (non-empty), PMIx when none is; some but not all is INVALID_ARG, naming the missing ones */
+static ucoll_status_t boot_from_env(boot_args_t *a)
+{
+    static const char *const names[3] = {"UCOLL_STORE", "UCOLL_RANK", "UCOLL_SIZE"};
+    const char *v[3];
+    int set = 0;
+    for (int i = 0; i < 3; i++) {
+        v[i] = getenv(names[i]);
+        if (v[i] != NULL && *v[i] == '\0')
+            v[i] = NULL;
+        set += v[i] != NULL;
+    }
+    memset(a, 0, sizeof(*a));
+    a->kind = BOOT_PMIX;
+    if (set == 0)
+        return UCOLL_OK;
+    if (set < 3) {
+        fprintf(stderr, "ucoll: the store needs UCOLL_STORE, UCOLL_RANK and UCOLL_SIZE; unset:");
+        for (int i = 0; i < 3; i++)
+            if (v[i] == NULL)
+                fprintf(stderr, " %s", names[i]);
+        fprintf(stderr, " (or unset all three to start through PMIx)\n");
+        return UCOLL_ERR_INVALID_ARG;
+    }
+    a->kind = BOOT_STORE;
+    a->from_env = 1;
+    a->address = v[0];
+    a->rank = env_int(names[1], v[1]);
+    a->size = env_int(names[2], v[2]);
+    return a->rank < 0 || a->size < 0 ? UCOLL_ERR_INVALID_ARG : UCOLL_OK;
+}
+
+static ucoll_status_t boot_create(const boot_args_t *a, bootstrap_t **bs)
+{
+    if (a->kind == BOOT_PMIX)
+        return bootstrap_pmix_create(bs);
+    if (a->kind == BOOT_OOB)
+        return bootstrap_oob_create(a->oob, bs);
+    /* UCOLL_TIMEOUT bounds the store's waits: read (and checked) before any connection */
+    ucoll_config_t cfg;
+    if (config_read(&cfg) != UCOLL_OK)
+        return UCOLL_ERR_INVALID_ARG;
+    const double t = cfg.timeout_s > 0 ? cfg.timeout_s : STORE_DEFAULT_TIMEOUT_S;
+    return bootstrap_store_create(a->address, a->rank, a->size, t, bs);
+}
+
+/* every init, at a thread level */
+static ucoll_status_t init_at_level(const boot_args_t *a, ucoll_thread_level_t level,
                                     ucoll_comm_t **world)
 {
     bootstrap_t *bs;
@@ -203,25 +286,47 @@ static ucoll_status_t init_at_level(int pmix, const ucoll_oob_t *oob, ucoll_thre
         return UCOLL_ERR_STATE;
     if (world == NULL)
         return UCOLL_ERR_INVALID_ARG;
-    if (g_ctx != NULL)
+    if (g_ctx != NULL || (a->from_env && g_env_store_used))
         return UCOLL_ERR_STATE;
     entry_set_level(level); /* no other call can be running: there is no comm yet */
     entry_lock();
-    ucoll_status_t st = pmix ? bootstrap_pmix_create(&bs) : bootstrap_oob_create(oob, &bs);
+    ucoll_status_t st = boot_create(a, &bs);
     if (st == UCOLL_OK)
         st = init_common(bs, level, world);
+    if (st == UCOLL_OK && a->from_env)
+        g_env_store_used = 1;
     entry_unlock();
     return st;
 }
 
+/* ucoll_init and ucoll_init_thread without an allgather */
+static ucoll_status_t init_process(ucoll_thread_level_t level, ucoll_comm_t **world)
+{
+    boot_args_t a;
+    if (api_guard() != UCOLL_OK)
+        return UCOLL_ERR_STATE;
+    if (world != NULL && g_ctx != NULL)
+        return UCOLL_ERR_STATE; /* before the variables are looked at */
+    ucoll_status_t st = boot_from_env(&a);
+    return st != UCOLL_OK ? st : init_at_level(&a, level, world);
+}
+
 UCOLL_EXPORT ucoll_status_t ucoll_init(ucoll_comm_t **world)
 {
-    return init_at_level(1, NULL, UCOLL_THREAD_SINGLE, world);
+    return init_process(UCOLL_THREAD_SINGLE, world);
 }
 
 UCOLL_EXPORT ucoll_status_t ucoll_init_oob(const ucoll_oob_t *oob, ucoll_comm_t **world)
 {
-    return init_at_level(0, oob, UCOLL_THREAD_SINGLE, world);
+    const boot_args_t a = {BOOT_OOB, oob, NULL, 0, 0, 0};
+    return init_at_level(&a, UCOLL_THREAD_SINGLE, world);
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_init_store(const char *address, int rank, int size,
+                                             ucoll_comm_t **world)
+{
+    const boot_args_t a = {BOOT_STORE, NULL, address, rank, size, 0};
+    return init_at_level(&a, UCOLL_THREAD_SINGLE, world);
 }
 
 UCOLL_EXPORT ucoll_status_t ucoll_init_thread(const ucoll_oob_t *oob, ucoll_thread_level_t required,
@@ -231,7 +336,9 @@ UCOLL_EXPORT ucoll_status_t ucoll_init_thread(const ucoll_oob_t *oob, ucoll_thre
         return UCOLL_ERR_STATE;
     if ((unsigned)required > UCOLL_THREAD_MULTIPLE || provided == NULL)
         return UCOLL_ERR_INVALID_ARG;
-    ucoll_status_t st = init_at_level(oob == NULL, oob, required, world);
+    const boot_args_t a = {BOOT_OOB, oob, NULL, 0, 0, 0};
+    ucoll_status_t st =
+        oob == NULL ? init_process(required, world) : init_at_level(&a, required, world);
     if (st == UCOLL_OK)
         *provided = required; /* every level is implemented */
     return st;

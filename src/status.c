@@ -16,7 +16,7 @@ UCOLL_EXPORT const char *ucoll_strerror(ucoll_status_t status)
     case UCOLL_ERR_NOT_SUPPORTED:
         return "operation not supported";
     case UCOLL_ERR_BOOTSTRAP:
-        return "bootstrap failed (PMIx or the out-of-band allgather)";
+        return "bootstrap failed (PMIx, the out-of-band allgather or the store)";
     case UCOLL_ERR_TRANSPORT:
         return "UCX transport error";
     case UCOLL_ERR_PEER_FAILED:

@@ -30,7 +30,7 @@ if [ -n "$others" ]; then
     rc=1
 fi
 # the public API itself must be there (an empty symbol table must not pass)
-for sym in ucoll_init ucoll_init_oob ucoll_finalize ucoll_exscan ucoll_allreduce ucoll_wait \
+for sym in ucoll_init ucoll_init_oob ucoll_init_store ucoll_finalize ucoll_exscan ucoll_allreduce ucoll_wait \
     ucoll_allgather ucoll_ireduce_scatter ucoll_alltoallv_init ucoll_scatterv; do
     printf '%s\n' "$exported" | grep -qx "$sym" || {
         echo "FAIL: $lib does not export $sym"

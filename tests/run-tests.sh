@@ -6,7 +6,9 @@
 # tests/mp/mp_test without a launcher and under mpirun at np = 2, 3, 4, 5, 7, 8, 16 (plus runs
 # over UCX_TLS=tcp,self, with UCX_RNDV_THRESH=0, UCOLL_SHM=0 and two UCOLL_SEGMENT_SIZE values),
 # checks per rank that the on-host channel is used exactly when it should be, runs
-# tests/mp/block_test (the block collectives) at np = 1..9, 16 and 17, runs the demo, and finally installs ucoll into a staging directory and builds
+# tests/mp/block_test (the block collectives) at np = 1..9, 16 and 17, runs the store bootstrap's
+# tests (mp_test at np 8 started by a shell loop, no launcher) and a build configured
+# --without-pmix, runs the demo, and finally installs ucoll into a staging directory and builds
 # tests/api_user/api_user.c against it with `pkg-config ucoll`, running it at np = 1..8.
 #
 # Every launch runs under `timeout -k 5` in its own process group and counts as one test; each
@@ -427,6 +429,43 @@ fi
 for n in 1 3 4; do
     run_job "oob_test ranks=$n (forked by the test)" none 180 "" tests/mp/oob_test --ranks "$n"
 done
+
+# ---------------------------------------------------------------- store bootstrap
+# No launcher and no PMIx: rank 0 serves UCOLL_STORE, the others connect. store_test forks its
+# own jobs (success with rank 0 started last; ranks that disagree on the size, a duplicate
+# rank: INVALID_ARG on every rank; nobody serving, a rank that never starts: TIMED_OUT within
+# UCOLL_TIMEOUT; rank 0's port in use) and checks the refusals of bad arguments in one process.
+# Then mp_test on ranks started by a plain shell loop (tests/mp/run_store.sh: 127.0.0.1, a
+# random port, the job once more if rank 0 finds it in use). Then a build configured
+# --without-pmix (build/nopmix: the library, mp_test, store_test, oob_test): its ucoll_init
+# without the store's variables is NOT_SUPPORTED, and the store and OOB starts work.
+section "store bootstrap: no launcher, no PMIx"
+STORE_NP=8
+[ "$quick" = 1 ] && STORE_NP=4
+run_job "store_test (forked jobs, refusals)" none 300 "" tests/mp/store_test
+run_job "mp_test np=$STORE_NP through the store, started by a shell loop" none 1000 "" \
+    tests/mp/run_store.sh --np "$STORE_NP" --seconds 950 tests/mp/mp_test "${MP_ALGS[@]}" \
+    --expect-size "$STORE_NP"
+# shellcheck source=tests/sanitize.sh
+. tests/sanitize.sh
+NOPMIX_DIR="$PWD/build/nopmix"
+np_t0=$SECONDS
+if ucoll_nopmix_build "$PWD" "$NOPMIX_DIR" "$LOGDIR/nopmix-build.log"; then
+    if ldd "$NOPMIX_DIR/obj/.libs/libucoll.so" | grep -q pmix; then
+        fail "configure --without-pmix: libucoll.so still links PMIx" "$LOGDIR/nopmix-build.log"
+    else
+        pass "configure --without-pmix build in $NOPMIX_DIR/obj ($((SECONDS - np_t0)) s)"
+    fi
+    run_job "without PMIx: store_test --no-pmix" none 300 "" \
+        "$NOPMIX_DIR/obj/tests/mp/store_test" --no-pmix
+    run_job "without PMIx: mp_test np=4 through the store" none 600 "" \
+        tests/mp/run_store.sh --np 4 --seconds 550 "$NOPMIX_DIR/obj/tests/mp/mp_test" \
+        --expect-size 4 --counts 0,1,7,1000
+    run_job "without PMIx: oob_test ranks=3" none 180 "" "$NOPMIX_DIR/obj/tests/mp/oob_test" \
+        --ranks 3
+else
+    fail "configure --without-pmix build in $NOPMIX_DIR" "$LOGDIR/nopmix-build.log"
+fi
 
 # ---------------------------------------------------------------- perf tools
 # ucoll_perf checks each size's first result against its own reference, ucoll_vs_mpi against

@@ -64,6 +64,13 @@ ucoll_san_build() {
 
 # ucoll_tsan_build SRC DIR LOG: the ThreadSanitizer build of SRC in DIR/obj, as ucoll_san_build,
 # of the library and tests/mp/thread_test only
+# a build configured --without-pmix (no sanitizer): the library, mp_test and store_test only
+ucoll_nopmix_build() {
+    UCOLL_FLAVOUR_CONFIGURE="--without-pmix --enable-werror" \
+        ucoll_flavour_build "$1" "$2" "$3" "-O2 -g" "" libucoll.la tests/mp/mp_test \
+        tests/mp/store_test tests/mp/oob_test
+}
+
 ucoll_tsan_build() {
     ucoll_flavour_build "$1" "$2" "$3" "$UCOLL_TSAN_CFLAGS" "$UCOLL_TSAN_LDFLAGS" \
         libucoll.la tests/mp/thread_test
@@ -71,9 +78,12 @@ ucoll_tsan_build() {
 
 # ucoll_flavour_build SRC DIR LOG CFLAGS LDFLAGS [TARGET...]: the build behind the two above;
 # without targets everything, check programs included
+# ucoll_flavour_build SRC DIR LOG CFLAGS LDFLAGS [MAKE TARGETS...]: SRC built out of tree in
+# DIR/obj (UCOLL_FLAVOUR_CONFIGURE: more configure arguments, words)
 ucoll_flavour_build() {
     local src=$1 dir=$2 log=$3 cflags=$4 ldflags=$5
     shift 5
+    local conf=${UCOLL_FLAVOUR_CONFIGURE:-}
     mkdir -p "$dir" || return 1
     (
         set -o pipefail
@@ -108,8 +118,9 @@ ucoll_flavour_build() {
         fi
         mkdir -p "$dir/obj" && cd "$dir/obj" || exit 1
         if [ ! -f Makefile ]; then
-            echo "+ $src/configure CFLAGS=\"$cflags\" LDFLAGS=\"$ldflags\""
-            "$src/configure" CFLAGS="$cflags" LDFLAGS="$ldflags" || exit 1
+            echo "+ $src/configure $conf CFLAGS=\"$cflags\" LDFLAGS=\"$ldflags\""
+            # shellcheck disable=SC2086  # $conf is a list of configure arguments
+            "$src/configure" $conf CFLAGS="$cflags" LDFLAGS="$ldflags" || exit 1
         fi
         if [ $# -gt 0 ]; then
             echo "+ make -j2 $*"
