@@ -3,18 +3,18 @@
  * growth of memory. Public API only; one ucoll_init per process.
  *
  * Every rank draws the same sequence from a shared seed: on the world communicator or on a
- * split half of it (color rank % 2, keys reversed), any of the 16 collectives (exscan, scan,
- * reduce, allreduce, bcast, barrier, and the block collectives allgather(v),
- * reduce_scatter(_block), alltoall(v), gather(v), scatter(v)) with a random kind: a (dtype, op)
- * pair of 17 (all 10 integer and 32/64-bit float dtypes, all 10 predefined ops but AVG, a
- * commutative and a non-commutative user op), AVG on float64 and float32 (reduce, allreduce,
- * reduce_scatter(_block) only), or FLOAT16 / BFLOAT16 bit patterns (only where nothing is
- * combined: bcast and the block collectives that move data; their reductions are left to
- * half_test and block_test, which have exact 16-bit inputs and references). A size from 0 B
- * to 1 MiB (log-uniform, skewed to small; a block collective's blocks are size / p, so the
- * buffers of p blocks stay within it), a random root, sometimes UCOLL_IN_PLACE (wherever the
- * API allows it: for reduce, gather(v) and scatter(v) at the root), and, before about a third
- * of the calls, a random algorithm for that collective set with ucoll_set_algorithm (the
+ * split half of it (color rank % 2, keys reversed), any of the 16 collectives (half of the
+ * calls one of exscan, scan, reduce, allreduce, bcast, barrier, the other half one of the block
+ * collectives allgather(v), reduce_scatter(_block), alltoall(v), gather(v), scatter(v)),
+ * with a random kind: a (dtype, op) pair of 17 (all 10 integer and 32/64-bit float dtypes,
+ * all 10 predefined ops but AVG, a commutative and a non-commutative user op), AVG on float64
+ * and float32 (reduce, allreduce, reduce_scatter(_block) only), or FLOAT16 / BFLOAT16 bit
+ * patterns (only where nothing is combined: bcast and the block collectives that move data;
+ * their reductions are left to half_test and block_test, which have exact 16-bit inputs and
+ * references). A size from 0 B to 1 MiB (log-uniform, skewed to small; a block collective's blocks
+ * are size / p, so the buffers of p blocks stay within it), a random root, sometimes UCOLL_IN_PLACE
+ * (wherever the API allows it: for reduce, gather(v) and scatter(v) at the root), and, before about
+ * a third of the calls, a random algorithm for that collective set with ucoll_set_algorithm (the
  * names come from --alg-list, which tests/run-tests.sh fills from `ucoll_info -a`). The v
  * forms' counts vary per block (0 one time in 5, else 0 .. the block size) and their
  * displacements put the blocks in rank order or reversed with gaps of 0..3 elements, all
@@ -840,6 +840,16 @@ static long call_bytes(const call_t *k)
     return (long)(el * kinds[k->kind].esize);
 }
 
+/* a collective: half of the time one of the first six, else a block collective (the block
+ * collectives' calls cost less, so the run's time per call stays near what it was with the
+ * six alone); no barrier if persistent (the API has none) */
+static int draw_coll(int persistent)
+{
+    if (rnd(2) == 0)
+        return UCOLL_COLL_ALLGATHER + (int)rnd(NCOLL - UCOLL_COLL_ALLGATHER);
+    return persistent ? (int)rnd(UCOLL_COLL_BARRIER) : (int)rnd(UCOLL_COLL_BARRIER + 1);
+}
+
 /* collectively: maybe a new algorithm for coll on c */
 static void maybe_set_algorithm(comm_t *c, int coll)
 {
@@ -960,7 +970,7 @@ static void random_calls(run_t *R, long n, const char *what)
         comm_t *c = &R->comms[rnd(5) == 0 ? 1 : 0];
         const uint64_t what_kind = rnd(100);
         if (what_kind < 55) { /* one blocking call */
-            int coll = (int)rnd(NCOLL);
+            int coll = draw_coll(0);
             maybe_set_algorithm(c, coll);
             call_t k;
             draw_call(&k, R->index++, c, coll, draw_bytes());
@@ -974,7 +984,7 @@ static void random_calls(run_t *R, long n, const char *what)
             int blocking[MAX_BATCH];
             int nb = 2 + (int)rnd(MAX_BATCH - 1);
             for (int b = 0; b < nb; b++) {
-                int coll = (int)rnd(NCOLL);
+                int coll = draw_coll(0);
                 maybe_set_algorithm(c, coll);
                 draw_call(&batch[b], R->index++, c, coll, draw_bytes());
                 batch[b].slot = R->slots[b];
@@ -994,8 +1004,7 @@ static void random_calls(run_t *R, long n, const char *what)
                 k->req = NULL;
             }
             if (k->req == NULL) {
-                int coll = (int)rnd(NCOLL - 1); /* no persistent barrier */
-                coll += coll >= UCOLL_COLL_BARRIER;
+                int coll = draw_coll(1); /* no persistent barrier */
                 maybe_set_algorithm(c, coll);
                 draw_call(k, R->index++, c, coll, draw_bytes());
                 k->slot = R->pslots[p];
@@ -1051,10 +1060,10 @@ static void sweep(run_t *R)
                 }
                 c->alg[coll] = alg_names[coll][a];
                 for (size_t s = 0; s < NELEM(sizes); s++) {
-                    /* the block collectives (their references cost most): not at max / 2, and
-                     * on the half communicator only the small sizes; the peaks below take
-                     * them to max and max / 2 with every buffer in use at once */
-                    if (is_block(coll) && (sizes[s] == max_bytes / 2 || (ci == 1 && s > 2)))
+                    /* the block collectives (ten of them, costly at large sizes with p
+                     * ranks on few cores): up to 100000 B, on the half communicator up to
+                     * 4096 B; the peaks below take them to max and max / 2 */
+                    if (is_block(coll) && (sizes[s] > 100000 || (ci == 1 && s > 2)))
                         continue;
                     call_t k[2];
                     int blocking[2] = {1, 0};
