@@ -8,16 +8,17 @@
  * collectives allgather(v), reduce_scatter(_block), alltoall(v), gather(v), scatter(v)),
  * with a random kind: a (dtype, op) pair of 17 (all 10 integer and 32/64-bit float dtypes,
  * all 10 predefined ops but AVG, a commutative and a non-commutative user op), AVG on float64
- * and float32 (reduce, allreduce, reduce_scatter(_block) only), or FLOAT16 / BFLOAT16 bit
+ * and float32 (reduce, allreduce, reduce_scatter(_block) only), FLOAT16 / BFLOAT16 bit
  * patterns (only where nothing is combined: bcast and the block collectives that move data;
- * their reductions are left to half_test and block_test, which have exact 16-bit inputs and
- * references). A size from 0 B to 1 MiB (log-uniform, skewed to small; a block collective's blocks
- * are size / p, so the buffers of p blocks stay within it), a random root, sometimes UCOLL_IN_PLACE
- * (wherever the API allows it: for reduce, gather(v) and scatter(v) at the root), and, before about
- * a third of the calls, a random algorithm for that collective set with ucoll_set_algorithm (the
- * names come from --alg-list, which tests/run-tests.sh fills from `ucoll_info -a`). The v
- * forms' counts vary per block (0 one time in 5, else 0 .. the block size) and their
- * displacements put the blocks in rank order or reversed with gaps of 0..3 elements, all
+ * NaNs, infinities, subnormals arrive bit for bit), or FLOAT16 sum and max, BFLOAT16 sum and
+ * min on small integers whose every partial sum is exact (AVG on them, which rounds, is left
+ * to half_test and block_test). A size from 0 B to 1 MiB (log-uniform, skewed to small; a block
+ * collective's blocks are size / p, so the buffers of p blocks stay within it), a random root,
+ * sometimes UCOLL_IN_PLACE (wherever the API allows it: for reduce, gather(v) and scatter(v) at the
+ * root), and, before about a third of the calls, a random algorithm for that collective set with
+ * ucoll_set_algorithm (the names come from --alg-list, which tests/run-tests.sh fills from
+ * `ucoll_info -a`). The v forms' counts vary per block (0 one time in 5, else 0 .. the block size)
+ * and their displacements put the blocks in rank order or reversed with gaps of 0..3 elements, all
  * derived from the call's salt so every rank agrees (alltoallv in place: symmetric counts).
  * Calls are blocking, or batches of 2-4 that mix nonblocking and blocking calls (the
  * nonblocking ones waited for in a rank-dependent order, some polled with ucoll_test first),
@@ -75,7 +76,7 @@
 #define NCOLL 16 /* every ucoll_coll_t */
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 
-static int g_rank = -1;
+static int g_rank = -1, g_size = 1;
 static long n_failed, n_verified;
 
 static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -144,6 +145,10 @@ typedef enum {
     K_F32_AVG,   /* the same */
     K_F16_BITS,  /* moved, never combined: bcast and the block collectives that move data */
     K_BF16_BITS, /* the same */
+    K_F16_SUM,   /* small integers, every partial sum exact (half_int) */
+    K_BF16_SUM,
+    K_F16_MAX,
+    K_BF16_MIN,
     NKINDS
 } kind_t;
 
@@ -177,6 +182,10 @@ static kind_info_t kinds[NKINDS] = {
     [K_F32_AVG] = {"float32-avg", UCOLL_FLOAT32, UCOLL_OP_AVG, 4, 1},
     [K_F16_BITS] = {"float16-bits", UCOLL_FLOAT16, UCOLL_OP_SUM, 2, 1},
     [K_BF16_BITS] = {"bfloat16-bits", UCOLL_BFLOAT16, UCOLL_OP_SUM, 2, 1},
+    [K_F16_SUM] = {"float16-sum", UCOLL_FLOAT16, UCOLL_OP_SUM, 2, 1},
+    [K_BF16_SUM] = {"bfloat16-sum", UCOLL_BFLOAT16, UCOLL_OP_SUM, 2, 1},
+    [K_F16_MAX] = {"float16-max", UCOLL_FLOAT16, UCOLL_OP_MAX, 2, 1},
+    [K_BF16_MIN] = {"bfloat16-min", UCOLL_BFLOAT16, UCOLL_OP_MIN, 2, 1},
 };
 
 static int is_avg(kind_t k)
@@ -187,6 +196,11 @@ static int is_avg(kind_t k)
 static int is_bits(kind_t k)
 {
     return k == K_F16_BITS || k == K_BF16_BITS;
+}
+
+static int is_half_int(kind_t k)
+{
+    return k == K_F16_SUM || k == K_BF16_SUM || k == K_F16_MAX || k == K_BF16_MIN;
 }
 
 /* the collectives that combine nothing, only move data */
@@ -259,9 +273,42 @@ static ucoll_dtype_t fill_dtype(kind_t k)
     return is_bits(k) ? UCOLL_UINT16 : kinds[k].dtype;
 }
 
+/* The 16-bit kinds that combine: integers of magnitude at most 2048 / size (FLOAT16) or 256 /
+ * size (BFLOAT16) of the world, so that every partial sum, in any order, is an integer that the
+ * type holds exactly (11 resp. 8 significant bits). Element i of rank r's input under salt. */
+static int64_t half_int(kind_t k, uint64_t salt, int r, size_t i)
+{
+    const int64_t lim = (kinds[k].dtype == UCOLL_BFLOAT16 ? 256 : 2048) / g_size;
+    const int64_t m = lim < 1 ? 1 : lim;
+    const uint64_t h = mpt_mix64(mpt_mix64(salt ^ (0x4a1f0000ULL + (uint64_t)(unsigned)r)) ^
+                                 (0x9e3779b97f4a7c15ULL * (uint64_t)(i + 1)));
+    return (int64_t)(h % (uint64_t)(2 * m + 1)) - m;
+}
+
+/* the bits of integer v (|v| <= 2048) in the kind's type, by way of float's bits: BFLOAT16 is
+ * float's upper half; FLOAT16 takes float's sign, exponent rebased from 127 to 15, and the top
+ * 10 fraction bits (v has at most 11 significant bits: nothing is rounded) */
+static uint16_t half_encode(kind_t k, int64_t v)
+{
+    const float f = (float)v;
+    uint32_t u;
+    memcpy(&u, &f, sizeof(u));
+    if (kinds[k].dtype == UCOLL_BFLOAT16)
+        return (uint16_t)(u >> 16);
+    if (v == 0)
+        return 0;
+    return (uint16_t)(((u >> 16) & 0x8000u) | ((((u >> 23) & 0xffu) - 112u) << 10) |
+                      ((u >> 13) & 0x3ffu));
+}
+
 /* rank r's input for a call under salt; the affine maps' a is odd (a map that is invertible) */
 static void gen_input(kind_t k, uint64_t salt, int r, size_t n, void *buf)
 {
+    if (is_half_int(k)) {
+        for (size_t i = 0; i < n; i++)
+            ((uint16_t *)buf)[i] = half_encode(k, half_int(k, salt, r, i));
+        return;
+    }
     mpt_fill_input(buf, n, fill_dtype(k), base_op(k), r, salt);
     if (k == K_U64_AFFINE)
         for (size_t i = 0; i < n; i++)
@@ -275,6 +322,19 @@ static unsigned char *ref_tmp; /* one rank's input while the reference is built,
  * that combine every rank) */
 static void reference(kind_t k, uint64_t salt, int lo, int hi, size_t n, void *out)
 {
+    if (is_half_int(k)) { /* in integers, then the bits */
+        for (size_t i = 0; i < n; i++) {
+            int64_t acc = half_int(k, salt, lo, i);
+            for (int r = lo + 1; r < hi; r++) {
+                const int64_t v = half_int(k, salt, r, i);
+                acc = kinds[k].op == UCOLL_OP_SUM   ? acc + v
+                      : kinds[k].op == UCOLL_OP_MAX ? (v > acc ? v : acc)
+                                                    : (v < acc ? v : acc);
+            }
+            ((uint16_t *)out)[i] = half_encode(k, acc);
+        }
+        return;
+    }
     if (hi - lo == 1 || k == K_U64_AFFINE) {
         gen_input(k, salt, lo, n, out);
         for (int r = lo + 1; r < hi; r++) {
@@ -1175,6 +1235,7 @@ int main(int argc, char **argv)
     }
     const double t_start = now();
     g_rank = ucoll_comm_rank(R.world);
+    g_size = ucoll_comm_size(R.world);
     const int size = ucoll_comm_size(R.world);
     if (expect_size > 0 && size != expect_size) {
         printf("FATAL rank %d: job size %d, expected %d\n", g_rank, size, expect_size);
