@@ -1103,8 +1103,8 @@ static void random_calls(run_t *R, long n, const char *what)
  * good. So the peak for the largest size classes is: the MAX_PERSISTENT persistent requests,
  * a batch of MAX_BATCH nonblocking calls and a blocking call on each communicator, all of the
  * largest sizes. The sweep: every algorithm of every collective on both communicators at
- * sizes 0 B .. max, blocking and nonblocking; then, for each collective, and for max and
- * max / 2, that peak at once. */
+ * sizes 0 B .. max (the block collectives: up to 100000 B), blocking and nonblocking; then,
+ * for each collective but the barrier, and for max and max / 2, that peak at once. */
 static void sweep(run_t *R)
 {
     const size_t sizes[] = {0, 8, 4096, 100000, max_bytes / 2, max_bytes};
