@@ -193,7 +193,8 @@ run_job() {
 
 # Every algorithm of this build, as `ucoll_info -a` lists them ("doubling:Q" run as doubling:3);
 # mp_test and api_user fall back to their built-in lists without ucoll_info. They test the first
-# six collectives (ALG_LISTS), block_test the block collectives (BLOCK_ALGS).
+# six collectives (ALG_LISTS), block_test the block collectives (BLOCK_ALGS), stress_test all
+# of them.
 ALG_LISTS=()
 BLOCK_ALGS=()
 if [ -x ./ucoll_info ]; then
@@ -549,7 +550,7 @@ fi
 # and once as a job on 2 simulated hosts (UCOLL_TEST_HOSTS=2: ranks on the other "host" are
 # reached through the NET context, with UCX error handling and rendezvous).
 # badinput: the bad-argument matrix and mismatched counts (UCOLL_TIMEOUT=3: some ranks wait for
-# ranks that gave up). stress: 10000 random calls of every kind, checked, RSS within 10 %.
+# ranks that gave up). stress: 10000 random calls of all 16 collectives, checked, RSS within 10 %.
 section "robustness: a dead rank, bad input, a long random mix"
 fault_reps=20 stress_ops=10000 stress_warm=2000
 [ "$quick" = 0 ] || fault_reps=2 stress_ops=1000 stress_warm=200
@@ -611,7 +612,7 @@ for np in 2 3 5; do
 done
 run_job "stress np=8: $stress_ops calls" 8 1200 "" \
     tests/mp/stress_test --expect-size 8 --ops "$stress_ops" --warmup-ops "$stress_warm" \
-    "${MP_ALGS[@]}"
+    "${MP_ALGS[@]}" "${BLOCK_ALGS[@]}"
 
 # ---------------------------------------------------------------- Slurm
 # A private single-node Slurm (tests/slurm/slurm-up.sh: munged, slurmctld, slurmd, all under

@@ -678,40 +678,8 @@ static ucoll_status_t call(const case_t *k, const setup_t *s, ucoll_request_t **
                      : s->send_null ? NULL
                                     : at(&s->send, 0);
     void *rb = s->recv_in_place ? (void *)UCOLL_IN_PLACE : at(&s->recv, 0);
-    const ucoll_dtype_t dt = kind_dtype[k->kind];
-    const ucoll_op_t op = kind_op[k->kind];
-    const size_t n = s->scalar;
-    const int root = k->root;
-    const mpt_form_t f = k->form;
-#define FORM3(name, ...)                                                                           \
-    (f == MPT_BLOCKING      ? ucoll_##name(__VA_ARGS__)                                            \
-     : f == MPT_NONBLOCKING ? ucoll_i##name(__VA_ARGS__, req)                                      \
-                            : ucoll_##name##_init(__VA_ARGS__, req))
-    switch (k->coll) {
-    case UCOLL_COLL_ALLGATHER:
-        return FORM3(allgather, g_comm, sb, rb, n, dt);
-    case UCOLL_COLL_ALLGATHERV:
-        return FORM3(allgatherv, g_comm, sb, n, rb, s->rc, s->rd, dt);
-    case UCOLL_COLL_REDUCE_SCATTER_BLOCK:
-        return FORM3(reduce_scatter_block, g_comm, sb, rb, n, dt, op);
-    case UCOLL_COLL_REDUCE_SCATTER:
-        return FORM3(reduce_scatter, g_comm, sb, rb, s->rc, dt, op);
-    case UCOLL_COLL_ALLTOALL:
-        return FORM3(alltoall, g_comm, sb, rb, n, dt);
-    case UCOLL_COLL_ALLTOALLV:
-        return FORM3(alltoallv, g_comm, sb, s->sc, s->sd, rb, s->rc, s->rd, dt);
-    case UCOLL_COLL_GATHER:
-        return FORM3(gather, g_comm, sb, rb, n, dt, root);
-    case UCOLL_COLL_GATHERV:
-        return FORM3(gatherv, g_comm, sb, n, rb, s->rc, s->rd, dt, root);
-    case UCOLL_COLL_SCATTER:
-        return FORM3(scatter, g_comm, sb, rb, n, dt, root);
-    case UCOLL_COLL_SCATTERV:
-        return FORM3(scatterv, g_comm, sb, s->sc, s->sd, rb, n, dt, root);
-    default:
-        return UCOLL_ERR_INVALID_ARG;
-    }
-#undef FORM3
+    return mpt_block_call(k->form, k->coll, g_comm, sb, s->sc, s->sd, rb, s->rc, s->rd, s->scalar,
+                          kind_dtype[k->kind], kind_op[k->kind], k->root, req);
 }
 
 /* the count arrays overwritten: a request must not read the caller's after the call returned */

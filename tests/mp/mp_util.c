@@ -60,8 +60,12 @@ int mpt_expect_st(ucoll_status_t st, ucoll_status_t want, const char *name, cons
 
 const char *mpt_coll_name(ucoll_coll_t coll)
 {
-    static const char *const names[] = {"exscan",    "scan",  "reduce",
-                                        "allreduce", "bcast", "barrier"};
+    static const char *const names[] = {"exscan",         "scan",       "reduce",
+                                        "allreduce",      "bcast",      "barrier",
+                                        "allgather",      "allgatherv", "reduce_scatter_block",
+                                        "reduce_scatter", "alltoall",   "alltoallv",
+                                        "gather",         "gatherv",    "scatter",
+                                        "scatterv"};
     return (unsigned)coll < sizeof(names) / sizeof(names[0]) ? names[coll] : "?";
 }
 
@@ -352,9 +356,46 @@ ucoll_status_t mpt_call(mpt_form_t form, ucoll_coll_t coll, ucoll_comm_t *c, con
                                          : ucoll_bcast_init(c, r, n, dt, root, req);
     case UCOLL_COLL_BARRIER:
         return form == MPT_BLOCKING ? ucoll_barrier(c) : ucoll_ibarrier(c, req);
-    default: /* the block collectives have their own paths */
+    default: /* the block collectives: mpt_block_call */
         break;
     }
+    return UCOLL_ERR_INVALID_ARG;
+}
+
+ucoll_status_t mpt_block_call(mpt_form_t form, ucoll_coll_t coll, ucoll_comm_t *c, const void *s,
+                              const size_t *sc, const size_t *sd, void *r, const size_t *rc,
+                              const size_t *rd, size_t n, ucoll_dtype_t dt, ucoll_op_t op, int root,
+                              ucoll_request_t **req)
+{
+#define FORM3(name, ...)                                                                           \
+    (form == MPT_BLOCKING      ? ucoll_##name(__VA_ARGS__)                                         \
+     : form == MPT_NONBLOCKING ? ucoll_i##name(__VA_ARGS__, req)                                   \
+                               : ucoll_##name##_init(__VA_ARGS__, req))
+    switch (coll) {
+    case UCOLL_COLL_ALLGATHER:
+        return FORM3(allgather, c, s, r, n, dt);
+    case UCOLL_COLL_ALLGATHERV:
+        return FORM3(allgatherv, c, s, n, r, rc, rd, dt);
+    case UCOLL_COLL_REDUCE_SCATTER_BLOCK:
+        return FORM3(reduce_scatter_block, c, s, r, n, dt, op);
+    case UCOLL_COLL_REDUCE_SCATTER:
+        return FORM3(reduce_scatter, c, s, r, rc, dt, op);
+    case UCOLL_COLL_ALLTOALL:
+        return FORM3(alltoall, c, s, r, n, dt);
+    case UCOLL_COLL_ALLTOALLV:
+        return FORM3(alltoallv, c, s, sc, sd, r, rc, rd, dt);
+    case UCOLL_COLL_GATHER:
+        return FORM3(gather, c, s, r, n, dt, root);
+    case UCOLL_COLL_GATHERV:
+        return FORM3(gatherv, c, s, n, r, rc, rd, dt, root);
+    case UCOLL_COLL_SCATTER:
+        return FORM3(scatter, c, s, r, n, dt, root);
+    case UCOLL_COLL_SCATTERV:
+        return FORM3(scatterv, c, s, sc, sd, r, n, dt, root);
+    default: /* the first six: mpt_call */
+        break;
+    }
+#undef FORM3
     return UCOLL_ERR_INVALID_ARG;
 }
 

@@ -18,7 +18,8 @@
 typedef enum { MPT_BLOCKING, MPT_NONBLOCKING, MPT_PERSISTENT, MPT_NFORMS } mpt_form_t;
 extern const char *const mpt_form_names[MPT_NFORMS]; /* "blocking", ... */
 
-/* "exscan", "scan", "reduce", "allreduce", "bcast", "barrier"; "?" for anything else */
+/* "exscan", "scan", ..., "barrier", "allgather", ..., "scatterv" (the names of `ucoll_info -a`);
+ * "?" for anything else */
 const char *mpt_coll_name(ucoll_coll_t coll);
 
 /* "UCOLL_OK", "UCOLL_ERR_TIMED_OUT", ...; "UNKNOWN" for anything else */
@@ -66,6 +67,15 @@ int mpt_ref_combine(ucoll_dtype_t dt, ucoll_op_t op, void *acc, const void *x, s
  * persistent barrier in the API: MPT_PERSISTENT with the barrier calls ucoll_ibarrier. */
 ucoll_status_t mpt_call(mpt_form_t form, ucoll_coll_t coll, ucoll_comm_t *c, const void *s, void *r,
                         size_t n, ucoll_dtype_t dt, ucoll_op_t op, int root, ucoll_request_t **req);
+
+/* One call of block collective coll (allgather .. scatterv) in the given form, with the
+ * arguments its signature takes among these: s, sc, sd the send buffer, counts and
+ * displacements; r, rc, rd the receive side; n the one count it takes (count, sendcount or
+ * recvcount); op for the reductions, root for the rooted ones. The first six: mpt_call. */
+ucoll_status_t mpt_block_call(mpt_form_t form, ucoll_coll_t coll, ucoll_comm_t *c, const void *s,
+                              const size_t *sc, const size_t *sd, void *r, const size_t *rc,
+                              const size_t *rd, size_t n, ucoll_dtype_t dt, ucoll_op_t op, int root,
+                              ucoll_request_t **req);
 
 /* The checks of a test process: mpt_check counts one check and reports it when it fails, as
  * "FAIL rank R: NAME: MESSAGE" on stdout. Fields set by the test: rank (printed), max_prints
