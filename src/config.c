@@ -65,6 +65,10 @@ static const config_var_t vars[] = {
     {"UCOLL_PROGRESS_YIELD", "auto",
      "auto: yield the CPU when idle if ranks outnumber cores (else after 1000 idle polls); "
      "always; never"},
+    {"UCOLL_WAIT_MODE", "poll",
+     "poll: blocking calls poll (yielding as UCOLL_PROGRESS_YIELD says); sleep: after a few "
+     "idle polls they sleep on ucoll_event_fd's fd (ring messages within 1 ms), using almost "
+     "no CPU while they wait, at the cost of wake-up latency"},
 };
 
 const config_var_t *config_vars(size_t *n)
@@ -205,6 +209,16 @@ ucoll_status_t config_read(ucoll_config_t *cfg)
             cfg->yield = TP_YIELD_NEVER;
         } else if (strcmp(y, "auto") != 0) {
             fprintf(stderr, "ucoll: UCOLL_PROGRESS_YIELD=%s: use auto, always or never\n", y);
+            return UCOLL_ERR_INVALID_ARG;
+        }
+    }
+    const char *w = getenv("UCOLL_WAIT_MODE");
+    cfg->wait_sleep = 0;
+    if (w != NULL && *w != '\0') {
+        if (strcmp(w, "sleep") == 0) {
+            cfg->wait_sleep = 1;
+        } else if (strcmp(w, "poll") != 0) {
+            fprintf(stderr, "ucoll: UCOLL_WAIT_MODE=%s: use poll or sleep\n", w);
             return UCOLL_ERR_INVALID_ARG;
         }
     }
