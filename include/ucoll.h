@@ -489,8 +489,8 @@ ucoll_status_t ucoll_request_free(ucoll_request_t *req);
  * their callbacks run as finalize returns. Errors: NULL, foreign or freed req, or NULL cb:
  * UCOLL_ERR_INVALID_ARG; a second set_callback on one request: UCOLL_ERR_STATE (one callback
  * per request); after finalize: UCOLL_ERR_STATE. Under UCOLL_THREAD_MULTIPLE the callback
- * runs on whichever thread completed the request; a callback must not wait for another thread
- * that is inside ucoll.
+ * runs as the next outermost ucoll call of any thread returns (usually the one that completed
+ * the request); a callback must not wait for another thread that is inside ucoll.
  *
  * ucoll_progress(world): one progress pass over every outstanding request of the process
  * (all communicators); returns how many requests completed in it (their callbacks have run
@@ -507,7 +507,7 @@ ucoll_status_t ucoll_request_free(ucoll_request_t *req);
  * callbacks are pending); a negative error otherwise. Wake-up design: a message on ucoll's
  * on-host rings is a store into shared memory that no fd sees, so while any request is
  * outstanding ucoll_arm also arms the timer: the fd turns readable after at most 1 ms if the
- * rings are in use, 50 ms if not (for liveness probes and UCOLL_TIMEOUT), or at once on UCX
+ * rings are in use, 20 ms if not (for liveness probes and UCOLL_TIMEOUT), or at once on UCX
  * traffic or a new post from this process. An armed process therefore never sleeps longer
  * than 1 ms on a ring message, and with nothing outstanding it sleeps until UCX traffic or a
  * post. (A cross-process signal from the ring's sender would cut that latency; it needs the

@@ -155,8 +155,9 @@ void tp_get_stats(const tp_ctx_t *tp, tp_stats_t *stats);
  * an epoll set of both workers' UCX event fds, a kick eventfd and a timer; -1 if UCX gives no
  * event fd. A message on the rings signals no fd (the sender only stores to shared memory),
  * so while anything is outstanding an armed sleep ends after at most TP_SLEEP_RING_US (the
- * rings exist) or TP_SLEEP_UCX_US (UCX only: for liveness probes and UCOLL_TIMEOUT). */
-enum { TP_SLEEP_RING_US = 1000, TP_SLEEP_UCX_US = 50000 };
+ * rings exist) or TP_SLEEP_UCX_US (UCX only: for liveness probes and UCOLL_TIMEOUT, which counts
+ * only gaps between progress passes under 50 ms, exec.c). */
+enum { TP_SLEEP_RING_US = 1000, TP_SLEEP_UCX_US = 20000 };
 int tp_event_fd(tp_ctx_t *tp);
 /* OK: the fd will turn readable on UCX traffic, a kick, or (outstanding != 0) the timer;
  * INPROGRESS: something is already there, progress first */
