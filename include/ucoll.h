@@ -501,7 +501,7 @@ ucoll_status_t ucoll_request_free(ucoll_request_t *req);
  *
  * ucoll_event_fd(world): an epoll fd (add it to a poll/epoll/select set, read nothing from
  * it) holding UCX's event fds of both UCX workers, an eventfd that a new post kicks, and a
- * timer; the same fd for the life of the process; -1 if UCX gives no event fd or world is not
+ * timer; the same fd until ucoll_finalize closes it; -1 if UCX gives no event fd or world is not
  * the world comm. ucoll_arm(world): UCOLL_OK = nothing to do now, safe to sleep on the fd;
  * UCOLL_INPROGRESS = call ucoll_progress (messages arrived, a request has a round to post,
  * callbacks are pending); a negative error otherwise. Wake-up design: a message on ucoll's

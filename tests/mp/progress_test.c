@@ -374,6 +374,27 @@ static void count_cb(ucoll_request_t *req, ucoll_status_t status, void *arg)
     g_count_status = status;
 }
 
+/* frees the request arg (a later one of the same delivery, or one already reported) */
+static int g_free_order; /* 1: free_other_cb ran first, 2: count_cb ran first */
+static void free_other_cb(ucoll_request_t *req, ucoll_status_t status, void *arg)
+{
+    (void)req;
+    (void)status;
+    if (g_free_order == 0)
+        g_free_order = 1;
+    CHECK(ucoll_request_free(arg) == UCOLL_OK, "free of another request from a callback");
+}
+
+static void order_cb(ucoll_request_t *req, ucoll_status_t status, void *arg)
+{
+    (void)req;
+    (void)status;
+    (void)arg;
+    g_count_calls++;
+    if (g_free_order == 0)
+        g_free_order = 2;
+}
+
 static void run_errors(ucoll_comm_t *w)
 {
     ucoll_request_t *req = NULL;
@@ -430,6 +451,20 @@ static void run_errors(ucoll_comm_t *w)
         CHECK(g_count_calls == s, "start %d: %d calls", s, g_count_calls);
     }
     CHECK(ucoll_request_free(req) == UCOLL_OK, "free persistent");
+
+    /* a request freed by another callback before its own callback ran gets none */
+    ucoll_request_t *ra = NULL, *rb = NULL;
+    int64_t b2 = 0;
+    g_count_calls = 0;
+    CHECK(ucoll_iallreduce(w, &a, &b, 1, UCOLL_INT64, UCOLL_OP_SUM, &ra) == UCOLL_OK, "post a");
+    CHECK(ucoll_iallreduce(w, &a, &b2, 1, UCOLL_INT64, UCOLL_OP_SUM, &rb) == UCOLL_OK, "post b");
+    CHECK(ucoll_request_set_callback(ra, free_other_cb, rb) == UCOLL_OK, "set a");
+    CHECK(ucoll_request_set_callback(rb, order_cb, NULL) == UCOLL_OK, "set b");
+    CHECK(ucoll_wait(rb) == UCOLL_OK && ucoll_wait(ra) == UCOLL_OK, "wait a, b");
+    CHECK(g_free_order != 0, "no callback ran");
+    CHECK(g_count_calls == (g_free_order == 1 ? 0 : 1), "b's callback ran %d times (order %d)",
+          g_count_calls, g_free_order);
+    CHECK(ucoll_request_free(ra) == UCOLL_OK, "free a");
 
     ucoll_comm_t *sub = NULL;
     CHECK(ucoll_comm_split(w, 0, -g_rank, &sub) == UCOLL_OK, "split");
