@@ -1000,8 +1000,16 @@ ucoll_status_t tp_arm(tp_ctx_t *tp, int outstanding)
         if (st != UCS_OK)
             return UCOLL_ERR_TRANSPORT;
     }
+    /* an expiry already pending stays: threads arming one after another (UCOLL_THREAD_MULTIPLE,
+     * all sleeping on this fd) must not keep pushing it back */
     struct itimerspec t;
     memset(&t, 0, sizeof(t)); /* zero: disarmed, nothing to wait for but UCX and a kick */
+    if (outstanding && timerfd_gettime(tp->timer_fd, &t) == 0 &&
+        (t.it_value.tv_sec | t.it_value.tv_nsec) != 0) {
+        tp->armed = 1;
+        return UCOLL_OK;
+    }
+    memset(&t, 0, sizeof(t));
     if (outstanding)
         t.it_value.tv_nsec = (tp->shm != NULL ? TP_SLEEP_RING_US : TP_SLEEP_UCX_US) * 1000L;
     if (timerfd_settime(tp->timer_fd, 0, &t, NULL) != 0)
