@@ -698,6 +698,12 @@ if ucoll_tsan_build "$PWD" "$TSAN_DIR" "$LOGDIR/tsan-build.log"; then
     # every rank's threads under TSan; a data race or lock-order report fails the launch
     run_job "tsan: thread_test np=2" 2 600 "$UCOLL_TSAN_ENVS" \
         "$TSAN_DIR/obj/tests/mp/thread_test" --expect-size 2
+    # the same with waits asleep on one shared event fd (a timer pushed back by every thread's
+    # arm once made this run take over 600 s), and the progress thread of progress_test
+    run_job "tsan: thread_test np=2 UCOLL_WAIT_MODE=sleep" 2 600 \
+        "$UCOLL_TSAN_ENVS UCOLL_WAIT_MODE=sleep" "$TSAN_DIR/obj/tests/mp/thread_test" --expect-size 2
+    run_job "tsan: progress_test thread np=2" 2 600 "$UCOLL_TSAN_ENVS" \
+        "$TSAN_DIR/obj/tests/mp/progress_test" --expect-size 2 --mode thread
 else
     fail "tsan build (tests/sanitize.sh) in $TSAN_DIR" "$LOGDIR/tsan-build.log"
 fi
