@@ -494,6 +494,56 @@ ucoll_status_t ucoll_test(ucoll_request_t *req); /* OK, INPROGRESS or the error;
 ucoll_status_t ucoll_wait(ucoll_request_t *req);
 ucoll_status_t ucoll_request_free(ucoll_request_t *req);
 
+/* ---------------------------------------------------------------------------------------------
+ * Runtimes that drive progress themselves (an event loop, a progress thread).
+ *
+ * Callbacks: cb(req, status, arg) runs exactly once per completion, from inside a ucoll call
+ * of the thread that completed req (ucoll_progress, ucoll_test/wait, any collective call,
+ * ucoll_arm, ucoll_request_set_callback itself), when that outermost call is about to return:
+ * no ucoll lock is held then and the library is between operations, so the callback may call
+ * ucoll: free req (it is not touched after the callback), start or wait for other
+ * collectives; completions of calls made from a callback are delivered by the same loop before
+ * the outer call returns. Callbacks run in completion order. A request that has completed
+ * when ucoll_request_set_callback is called runs cb before that call returns. A persistent
+ * request keeps its callback: it runs once per ucoll_start (set on an inactive persistent
+ * request, it applies from the next start). A request freed (from another callback) before its
+ * callback ran gets none. Requests still active at ucoll_finalize end with UCOLL_ERR_STATE,
+ * their callbacks run as finalize returns. Errors: NULL, foreign or freed req, or NULL cb:
+ * UCOLL_ERR_INVALID_ARG; a second set_callback on one request: UCOLL_ERR_STATE (one callback
+ * per request); after finalize: UCOLL_ERR_STATE. Under UCOLL_THREAD_MULTIPLE the callback
+ * runs as the next outermost ucoll call of any thread returns (usually the one that completed
+ * the request); a callback must not wait for another thread that is inside ucoll.
+ *
+ * ucoll_progress(world): one progress pass over every outstanding request of the process
+ * (all communicators); returns how many requests completed in it (their callbacks have run
+ * when it returns), or a negative status: UCOLL_ERR_INVALID_ARG for anything but the world
+ * communicator ucoll_init returned (progress is per process, so a split comm is refused
+ * rather than silently progressing every other comm too), UCOLL_ERR_STATE after finalize or
+ * from inside a user op.
+ *
+ * ucoll_event_fd(world): an epoll fd (add it to a poll/epoll/select set, read nothing from
+ * it) holding UCX's event fds of both UCX workers, an eventfd that a new post kicks, and a
+ * timer; the same fd until ucoll_finalize closes it; -1 if UCX gives no event fd or world is not
+ * the world comm. ucoll_arm(world): UCOLL_OK = nothing to do now, safe to sleep on the fd;
+ * UCOLL_INPROGRESS = call ucoll_progress (messages arrived, a request has a round to post,
+ * callbacks are pending); a negative error otherwise. Wake-up design: a message on ucoll's
+ * on-host rings is a store into shared memory that no fd sees, so while any request is
+ * outstanding ucoll_arm also arms the timer: the fd turns readable after at most 1 ms if the
+ * rings are in use, 20 ms if not (for liveness probes and UCOLL_TIMEOUT), or at once on UCX
+ * traffic or a new post from this process. An armed process therefore never sleeps longer
+ * than 1 ms on a ring message, and with nothing outstanding it sleeps until UCX traffic or a
+ * post. (A cross-process signal from the ring's sender would cut that latency; it needs the
+ * receiver's fd in every sender, which the rings' address exchange does not carry yet.)
+ *
+ * UCOLL_WAIT_MODE=sleep makes blocking calls and ucoll_wait do the same after a few idle
+ * polls (README: environment), letting go of the entry lock while they sleep.
+ */
+typedef void (*ucoll_callback_t)(ucoll_request_t *req, ucoll_status_t status, void *arg);
+ucoll_status_t ucoll_request_set_callback(ucoll_request_t *req, ucoll_callback_t cb, void *arg);
+int ucoll_progress(ucoll_comm_t *world);
+int ucoll_event_fd(ucoll_comm_t *world);
+ucoll_status_t ucoll_arm(ucoll_comm_t *world);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1222,6 +1222,7 @@ static ucoll_status_t request_free_locked(ucoll_request_t *req)
             exec_release(req);
         if (req->op_held)
             op_release(req->op);
+        exec_forget_callback(req);
         request_destroy(req);
         return UCOLL_OK;
     }
@@ -1229,6 +1230,7 @@ static ucoll_status_t request_free_locked(ucoll_request_t *req)
         return st;
     if (req->active)
         return UCOLL_ERR_STATE;
+    exec_forget_callback(req); /* freed before its callback ran: it never will */
     ucoll_request_t **p = &live_requests;
     while (*p != req)
         p = &(*p)->next_live;
@@ -1284,4 +1286,9 @@ UCOLL_EXPORT ucoll_status_t ucoll_request_free(ucoll_request_t *req)
     ucoll_status_t st = request_free_locked(req);
     entry_unlock();
     return st;
+}
+
+ucoll_status_t coll_check_request(const ucoll_request_t *req)
+{
+    return check_request(req);
 }

@@ -73,6 +73,10 @@ static const config_var_t vars[] = {
      "UCOLL_SIZE"},
     {"UCOLL_RANK", "unset", "with UCOLL_STORE: this process's rank, 0..UCOLL_SIZE-1"},
     {"UCOLL_SIZE", "unset", "with UCOLL_STORE: the number of ranks, the same on every rank"},
+    {"UCOLL_WAIT_MODE", "poll",
+     "poll: blocking calls poll (yielding as UCOLL_PROGRESS_YIELD says); sleep: after a few "
+     "idle polls they sleep on ucoll_event_fd's fd (ring messages within 1 ms), using almost "
+     "no CPU while they wait, at the cost of wake-up latency"},
 };
 
 const config_var_t *config_vars(size_t *n)
@@ -214,6 +218,16 @@ ucoll_status_t config_read(ucoll_config_t *cfg)
             cfg->yield = TP_YIELD_NEVER;
         } else if (strcmp(y, "auto") != 0) {
             fprintf(stderr, "ucoll: UCOLL_PROGRESS_YIELD=%s: use auto, always or never\n", y);
+            return UCOLL_ERR_INVALID_ARG;
+        }
+    }
+    const char *w = getenv("UCOLL_WAIT_MODE");
+    cfg->wait_sleep = 0;
+    if (w != NULL && *w != '\0') {
+        if (strcmp(w, "sleep") == 0) {
+            cfg->wait_sleep = 1;
+        } else if (strcmp(w, "poll") != 0) {
+            fprintf(stderr, "ucoll: UCOLL_WAIT_MODE=%s: use poll or sleep\n", w);
             return UCOLL_ERR_INVALID_ARG;
         }
     }

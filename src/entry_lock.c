@@ -13,6 +13,8 @@ static atomic_int entry_waiters;
 /* entry points of this thread now running (nested calls take the mutex once) */
 static _Thread_local int entry_depth __attribute__((tls_model("initial-exec")));
 
+_Thread_local int entry_calls __attribute__((tls_model("initial-exec")));
+
 void entry_set_level(ucoll_thread_level_t level)
 {
     entry_multiple = level == UCOLL_THREAD_MULTIPLE;
@@ -51,4 +53,22 @@ void entry_let_others_in_slow(void)
     pthread_mutex_unlock(&entry_mutex);
     sched_yield();
     take_mutex();
+}
+
+int entry_release_all(void)
+{
+    const int depth = entry_depth;
+    if (depth > 0) {
+        entry_depth = 0;
+        pthread_mutex_unlock(&entry_mutex);
+    }
+    return depth;
+}
+
+void entry_retake(int depth)
+{
+    if (depth > 0) {
+        take_mutex();
+        entry_depth = depth;
+    }
 }

@@ -134,6 +134,11 @@ static ucoll_status_t finish(ucoll_request_t *req, ucoll_status_t status)
     req->status = status;
     req->active = 0;
     unlink_active(req);
+    if (!req->blocking && !req->internal) {
+        req->comm->ctx->completions++;
+        if (req->cb != NULL)
+            exec_queue_callback(req, status);
+    }
     if (!req->persistent && !req->blocking)
         exec_release(req);
     return status;
@@ -308,6 +313,7 @@ ucoll_status_t exec_start(ucoll_request_t *req)
     req->comm_prev = comm->newest;
     *(comm->newest != NULL ? &comm->newest->comm_next : &comm->oldest) = req;
     comm->newest = req;
+    tp_kick(ctx->tp); /* a thread asleep on the event fd has work now */
     return UCOLL_OK;
 }
 
@@ -596,6 +602,25 @@ unsigned ctx_progress(ucoll_ctx_t *ctx)
     return progress_except(ctx, NULL);
 }
 
+/* UCOLL_WAIT_MODE=sleep: a few idle passes spin (a message due soon costs no sleep), then
+ * the thread sleeps on the event fd with the entry lock let go; otherwise tp_idle's spinning
+ * and yielding */
+enum { SLEEP_AFTER_IDLE_PASSES = 64 };
+
+static void wait_idle(ucoll_ctx_t *ctx, unsigned *idle)
+{
+    if (!ctx->cfg.wait_sleep || ++*idle < SLEEP_AFTER_IDLE_PASSES) {
+        tp_idle(ctx->tp, idle);
+        return;
+    }
+    *idle = 0;
+    if (exec_has_local_work(ctx) || tp_arm(ctx->tp, 1) != UCOLL_OK)
+        return;
+    const int held = entry_release_all();
+    tp_sleep(ctx->tp, -1); /* (tp_arm's timer bounds it) */
+    entry_retake(held);
+}
+
 ucoll_status_t request_wait(ucoll_request_t *req)
 {
     ucoll_ctx_t *ctx = req->comm->ctx;
@@ -607,9 +632,19 @@ ucoll_status_t request_wait(ucoll_request_t *req)
             return st;
         /* req itself was just advanced: once per pass is enough */
         if (progress_except(ctx, req) == 0)
-            tp_idle(ctx->tp, &idle);
+            wait_idle(ctx, &idle);
         else
             idle = 0;
         entry_let_others_in(); /* UCOLL_THREAD_MULTIPLE: another thread may finish req */
     }
+}
+
+int exec_has_local_work(const ucoll_ctx_t *ctx)
+{
+    /* a started request whose round is not posted yet (its next advance posts it); one that
+     * waits for its UCOLL_CHECK agreement waits for that one's messages */
+    for (const ucoll_request_t *r = ctx->active; r != NULL; r = r->next_active)
+        if (!r->posted && !r->checking)
+            return 1;
+    return 0;
 }

@@ -33,6 +33,7 @@ typedef struct {
     int stats;                 /* UCOLL_STATS: the finalize line of what this rank used */
     int check;                 /* UCOLL_CHECK: compare every collective's arguments first */
     tp_failure_mode_t failure; /* UCOLL_FAILURE_DETECTION */
+    int wait_sleep;            /* UCOLL_WAIT_MODE=sleep: idle waits sleep on the event fd */
     const char *alg_env[UCOLL_NCOLLS]; /* UCOLL_<COLL>_ALG values or NULL */
     double alpha_us, beta_ns;          /* UCOLL_ALPHA_US, UCOLL_BETA_NS_PER_BYTE; < 0: measure */
     double gamma_ns;                   /* UCOLL_GAMMA_NS_PER_BYTE; < 0: measure */
@@ -144,6 +145,13 @@ struct ucoll_request {
     struct ucoll_request *next_active;
     struct ucoll_request *comm_prev, *comm_next; /* the comm's active ones (oldest..newest) */
     struct ucoll_request *next_live;             /* every request the user holds (coll.c) */
+    /* ucoll_request_set_callback (progress.c): run at the outermost ucoll call's return once
+     * finish() queued it; cb_status is how the start it reports ended */
+    ucoll_callback_t cb;
+    void *cb_arg;
+    ucoll_status_t cb_status;
+    int cb_queued;
+    struct ucoll_request *cb_next;
 };
 
 struct ucoll_ctx {
@@ -154,8 +162,9 @@ struct ucoll_ctx {
     ucoll_comm_t *comms;                   /* live ones, newest first */
     ucoll_comm_t *freed_head, *freed_tail; /* freed ones, oldest first (COMM_QUARANTINE) */
     size_t nfreed;
-    ucoll_request_t *active; /* started, incomplete requests (progressed by every call) */
-    double last_pass;        /* now_seconds() of the last progress pass (UCOLL_TIMEOUT) */
+    ucoll_request_t *active;   /* started, incomplete requests (progressed by every call) */
+    double last_pass;          /* now_seconds() of the last progress pass (UCOLL_TIMEOUT) */
+    unsigned long completions; /* user requests completed so far (ucoll_progress's count) */
     uint64_t comm_ids_used[COMM_ID_WORDS]; /* tag comm ids of this process's live comms */
     cost_params_t net; /* alpha and beta agreed by all ranks at init (gamma unused here) */
     /* gamma (ns per byte) of each predefined op on each dtype, agreed at init; 0 where the op
@@ -182,6 +191,14 @@ unsigned ctx_progress(ucoll_ctx_t *ctx);
 /* waits for req; honours UCOLL_TIMEOUT and peer failures */
 ucoll_status_t request_wait(ucoll_request_t *req);
 double now_seconds(void);
+/* callbacks (progress.c): queues req's callback if it has one (finish() of a user request);
+ * takes a queued one back (ucoll_request_free); runs the queue (entry_unlock, outermost) */
+void exec_queue_callback(ucoll_request_t *req, ucoll_status_t status);
+void exec_forget_callback(ucoll_request_t *req);
+/* 1 if a request of ctx has work that is not waiting for a message (ucoll_arm) */
+int exec_has_local_work(const ucoll_ctx_t *ctx);
+/* UCOLL_ERR_INVALID_ARG / UCOLL_ERR_STATE for a request ucoll does not hold for the user */
+ucoll_status_t coll_check_request(const ucoll_request_t *req);
 
 /* at finalize: stops and releases the scratch of every request the user still holds */
 void coll_release_requests(ucoll_ctx_t *ctx);

@@ -614,6 +614,21 @@ run_job "stress np=8: $stress_ops calls" 8 1200 "" \
     tests/mp/stress_test --expect-size 8 --ops "$stress_ops" --warmup-ops "$stress_warm" \
     "${MP_ALGS[@]}" "${BLOCK_ALGS[@]}"
 
+# ---------------------------------------------------------------- progress by the caller
+# progress driven by the caller (tests/mp/progress_test.c): an epoll loop running 1000 mixed
+# collectives by callbacks only, a progress thread completing the main thread's posts, the
+# argument errors, an idle 2 s wait in UCOLL_WAIT_MODE=sleep, which must cost rank 0 under a
+# quarter of its wall time in CPU, and mp_api_test in sleep mode
+section "progress: callbacks, ucoll_progress, event fd"
+for mode in epoll thread errors; do
+    run_job "progress_test $mode np=4" 4 180 "" tests/mp/progress_test --expect-size 4 --mode "$mode"
+done
+run_job "progress_test idle np=2 UCOLL_WAIT_MODE=sleep" 2 120 "UCOLL_WAIT_MODE=sleep" \
+    tests/mp/progress_test --expect-size 2 --mode idle --max-cpu 0.25
+# every collective's forms once more with blocking waits asleep on the event fd
+run_job "mp_api_test np=4 UCOLL_WAIT_MODE=sleep" 4 600 "UCOLL_WAIT_MODE=sleep" \
+    tests/mp/mp_api_test --expect-size 4
+
 # ---------------------------------------------------------------- Slurm
 # A private single-node Slurm (tests/slurm/slurm-up.sh: munged, slurmctld, slurmd, all under
 # $LOGDIR/slurm, MpiDefault=pmix) runs mp_test under `srun --mpi=pmix`: ucoll bootstraps through
@@ -737,6 +752,12 @@ if ucoll_tsan_build "$PWD" "$TSAN_DIR" "$LOGDIR/tsan-build.log"; then
     # every rank's threads under TSan; a data race or lock-order report fails the launch
     run_job "tsan: thread_test np=2" 2 600 "$UCOLL_TSAN_ENVS" \
         "$TSAN_DIR/obj/tests/mp/thread_test" --expect-size 2
+    # the same with waits asleep on one shared event fd (a timer pushed back by every thread's
+    # arm once made this run take over 600 s), and the progress thread of progress_test
+    run_job "tsan: thread_test np=2 UCOLL_WAIT_MODE=sleep" 2 600 \
+        "$UCOLL_TSAN_ENVS UCOLL_WAIT_MODE=sleep" "$TSAN_DIR/obj/tests/mp/thread_test" --expect-size 2
+    run_job "tsan: progress_test thread np=2" 2 600 "$UCOLL_TSAN_ENVS" \
+        "$TSAN_DIR/obj/tests/mp/progress_test" --expect-size 2 --mode thread
 else
     fail "tsan build (tests/sanitize.sh) in $TSAN_DIR" "$LOGDIR/tsan-build.log"
 fi

@@ -33,8 +33,9 @@ UCOLL_SAN_ENVS="$UCOLL_SAN_ENVS:strict_string_checks=1:detect_stack_use_after_re
 UCOLL_SAN_ENVS="$UCOLL_SAN_ENVS UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1"
 UCOLL_SAN_ENVS="$UCOLL_SAN_ENVS LSAN_OPTIONS=suppressions=$UCOLL_SAN_DIR/asan.supp"
 
-# ThreadSanitizer (gcc's libtsan2 comes with gcc-12 on Debian 12): tests/mp/thread_test only,
-# the UCOLL_THREAD_MULTIPLE test, with every rank's ucoll instrumented (UCX and PMIx are not).
+# ThreadSanitizer (gcc's libtsan2 comes with gcc-12 on Debian 12): tests/mp/thread_test and
+# progress_test's progress thread, the UCOLL_THREAD_MULTIPLE tests, with every rank's ucoll
+# instrumented (UCX and PMIx are not).
 # Any report ends the process with a non-zero status (halt_on_error); nothing is suppressed.
 # UCX's memory hooks stay off: its madvise hook, called by glibc when a thread's stack is
 # released, takes a UCM lock through TSan's interceptor before TSan has set the exiting thread
@@ -63,7 +64,12 @@ ucoll_san_build() {
 }
 
 # ucoll_tsan_build SRC DIR LOG: the ThreadSanitizer build of SRC in DIR/obj, as ucoll_san_build,
-# of the library and tests/mp/thread_test only
+# of the library, tests/mp/thread_test and tests/mp/progress_test only
+ucoll_tsan_build() {
+    ucoll_flavour_build "$1" "$2" "$3" "$UCOLL_TSAN_CFLAGS" "$UCOLL_TSAN_LDFLAGS" \
+        libucoll.la tests/mp/thread_test tests/mp/progress_test
+}
+
 # a build configured --without-pmix (no sanitizer): the library, mp_test and store_test only
 ucoll_nopmix_build() {
     UCOLL_FLAVOUR_CONFIGURE="--without-pmix --enable-werror" \
@@ -71,12 +77,7 @@ ucoll_nopmix_build() {
         tests/mp/store_test tests/mp/oob_test
 }
 
-ucoll_tsan_build() {
-    ucoll_flavour_build "$1" "$2" "$3" "$UCOLL_TSAN_CFLAGS" "$UCOLL_TSAN_LDFLAGS" \
-        libucoll.la tests/mp/thread_test
-}
-
-# ucoll_flavour_build SRC DIR LOG CFLAGS LDFLAGS [TARGET...]: the build behind the two above;
+# ucoll_flavour_build SRC DIR LOG CFLAGS LDFLAGS [TARGET...]: the build behind the ones above;
 # without targets everything, check programs included
 # ucoll_flavour_build SRC DIR LOG CFLAGS LDFLAGS [MAKE TARGETS...]: SRC built out of tree in
 # DIR/obj (UCOLL_FLAVOUR_CONFIGURE: more configure arguments, words)

@@ -24,6 +24,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <ucp/api/ucp.h>
 #include <time.h>
 #include <unistd.h>
@@ -81,6 +84,10 @@ struct tp_ctx {
     double next_probe;                        /* clock time of the next liveness probe */
     tp_chunk_t *free_chunks[TP_POOL_CLASSES]; /* class k holds chunks of 2^k bytes */
     tp_chunk_t *all_chunks;                   /* every chunk ever mapped (for destroy) */
+    /* tp_event_fd: an epoll set of the workers' efds, the bounded-sleep timer and the kick
+     * eventfd; -1 until first asked for (or if UCX gives no efd) */
+    int event_fd, timer_fd, kick_fd;
+    int armed; /* tp_arm returned OK and no progress pass has run since */
 };
 
 static double tp_clock(void)
@@ -113,7 +120,7 @@ static ucs_status_t ucp_open(struct tp_ucp *u, int nranks, int eager_only,
     ucp_params_t params;
     memset(&params, 0, sizeof(params));
     params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_ESTIMATED_NUM_EPS;
-    params.features = UCP_FEATURE_TAG;
+    params.features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP; /* tp_event_fd */
     params.estimated_num_eps = (size_t)nranks;
     ucs_status_t st = ucp_config_read(NULL, NULL, &config);
     if (st != UCS_OK)
@@ -184,6 +191,7 @@ ucoll_status_t tp_create(int rank, int nranks, const int *local_ranks, int nloca
     tp->lookup = lookup;
     tp->lookup_arg = lookup_arg;
     tp->oversubscribed = nlocal > count_cpus();
+    tp->event_fd = tp->timer_fd = tp->kick_fd = -1;
     tp->peers = calloc((size_t)nranks, sizeof(*tp->peers));
     if (tp->peers == NULL) {
         if (shm_fd >= 0)
@@ -425,6 +433,8 @@ static ucp_context_h mem_context(const tp_ctx_t *tp)
     return tp->ucp[TP_NET].context;
 }
 
+static void tp_event_close(tp_ctx_t *tp);
+
 void tp_destroy(tp_ctx_t *tp)
 {
     if (tp == NULL)
@@ -453,6 +463,7 @@ void tp_destroy(tp_ctx_t *tp)
         }
     }
     shm_destroy(tp->shm);
+    tp_event_close(tp);
     while (tp->all_chunks != NULL) {
         tp_chunk_t *c = tp->all_chunks;
         tp->all_chunks = c->all_next;
@@ -789,6 +800,7 @@ void tp_abandon(tp_ctx_t *tp, tp_op_t *op)
 unsigned tp_progress(tp_ctx_t *tp)
 {
     unsigned events = 0;
+    tp->armed = 0;
     periodic_checks(tp);
     /* the on-host channel first; a pass in which it completed something leaves UCX out (up
      * to 8 passes in a row), so that the waiting request sees its message sooner */
@@ -912,4 +924,109 @@ void tp_get_stats(const tp_ctx_t *tp, tp_stats_t *stats)
     stats->shm_sent = st.sent;
     stats->shm_received = st.received;
     stats->shm_unexpected = st.unexpected;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * sleeping on an fd (tp_event_fd, tp_arm): UCX's worker efds wake the process for UCX traffic,
+ * the kick eventfd for work posted by this process, and the timer bounds the sleep while
+ * anything is outstanding, for what signals no fd: messages on the rings (a peer's store to
+ * shared memory), sends waiting for ring space, liveness probes and UCOLL_TIMEOUT.
+ */
+
+static void tp_event_close(tp_ctx_t *tp)
+{
+    if (tp->event_fd >= 0)
+        close(tp->event_fd);
+    if (tp->timer_fd >= 0)
+        close(tp->timer_fd);
+    if (tp->kick_fd >= 0)
+        close(tp->kick_fd);
+    tp->event_fd = tp->timer_fd = tp->kick_fd = -1;
+}
+
+static int epoll_add(int epfd, int fd)
+{
+    struct epoll_event ev;
+    memset(&ev, 0, sizeof(ev));
+    ev.events = EPOLLIN;
+    ev.data.fd = fd;
+    return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+int tp_event_fd(tp_ctx_t *tp)
+{
+    if (tp->event_fd >= 0)
+        return tp->event_fd;
+    tp->event_fd = epoll_create1(EPOLL_CLOEXEC);
+    tp->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    tp->kick_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    int ok = tp->event_fd >= 0 && tp->timer_fd >= 0 && tp->kick_fd >= 0 &&
+             epoll_add(tp->event_fd, tp->timer_fd) == 0 &&
+             epoll_add(tp->event_fd, tp->kick_fd) == 0;
+    for (int c = 0; ok && c < TP_NCTX; c++) {
+        int efd;
+        if (tp->ucp[c].worker == NULL)
+            continue;
+        ok = ucp_worker_get_efd(tp->ucp[c].worker, &efd) == UCS_OK &&
+             epoll_add(tp->event_fd, efd) == 0;
+    }
+    if (!ok)
+        tp_event_close(tp);
+    return tp->event_fd;
+}
+
+static void drain_fd(int fd)
+{
+    uint64_t v;
+    while (read(fd, &v, sizeof(v)) == (ssize_t)sizeof(v))
+        ;
+}
+
+ucoll_status_t tp_arm(tp_ctx_t *tp, int outstanding)
+{
+    if (tp_event_fd(tp) < 0)
+        return UCOLL_ERR_NOT_SUPPORTED;
+    drain_fd(tp->timer_fd);
+    drain_fd(tp->kick_fd);
+    /* the rings first: a message already there wakes no fd */
+    if (tp->shm != NULL && shm_progress(tp->shm) > 0)
+        return UCOLL_INPROGRESS;
+    for (int c = 0; c < TP_NCTX; c++) {
+        if (tp->ucp[c].worker == NULL)
+            continue;
+        ucs_status_t st = ucp_worker_arm(tp->ucp[c].worker);
+        if (st == UCS_ERR_BUSY)
+            return UCOLL_INPROGRESS;
+        if (st != UCS_OK)
+            return UCOLL_ERR_TRANSPORT;
+    }
+    /* an expiry already pending stays: threads arming one after another (UCOLL_THREAD_MULTIPLE,
+     * all sleeping on this fd) must not keep pushing it back */
+    struct itimerspec t;
+    memset(&t, 0, sizeof(t)); /* zero: disarmed, nothing to wait for but UCX and a kick */
+    if (outstanding && timerfd_gettime(tp->timer_fd, &t) == 0 &&
+        (t.it_value.tv_sec | t.it_value.tv_nsec) != 0) {
+        tp->armed = 1;
+        return UCOLL_OK;
+    }
+    memset(&t, 0, sizeof(t));
+    if (outstanding)
+        t.it_value.tv_nsec = (tp->shm != NULL ? TP_SLEEP_RING_US : TP_SLEEP_UCX_US) * 1000L;
+    if (timerfd_settime(tp->timer_fd, 0, &t, NULL) != 0)
+        return UCOLL_ERR_TRANSPORT;
+    tp->armed = 1;
+    return UCOLL_OK;
+}
+
+void tp_kick(tp_ctx_t *tp)
+{
+    const uint64_t one = 1;
+    if (tp->armed && tp->kick_fd >= 0 && write(tp->kick_fd, &one, sizeof(one)) < 0)
+        tp->armed = 1; /* (the counter is full: the fd is readable anyway) */
+}
+
+int tp_sleep(tp_ctx_t *tp, int timeout_ms)
+{
+    struct epoll_event ev;
+    return tp->event_fd >= 0 ? epoll_wait(tp->event_fd, &ev, 1, timeout_ms) : -1;
 }

@@ -151,4 +151,20 @@ typedef struct {
 } tp_stats_t;
 void tp_get_stats(const tp_ctx_t *tp, tp_stats_t *stats);
 
+/* sleeping until there is work (ucoll_event_fd, ucoll_arm, UCOLL_WAIT_MODE=sleep). The fd is
+ * an epoll set of both workers' UCX event fds, a kick eventfd and a timer; -1 if UCX gives no
+ * event fd. A message on the rings signals no fd (the sender only stores to shared memory),
+ * so while anything is outstanding an armed sleep ends after at most TP_SLEEP_RING_US (the
+ * rings exist) or TP_SLEEP_UCX_US (UCX only: for liveness probes and UCOLL_TIMEOUT, which counts
+ * only gaps between progress passes under 50 ms, exec.c). */
+enum { TP_SLEEP_RING_US = 1000, TP_SLEEP_UCX_US = 20000 };
+int tp_event_fd(tp_ctx_t *tp);
+/* OK: the fd will turn readable on UCX traffic, a kick, or (outstanding != 0) the timer;
+ * INPROGRESS: something is already there, progress first */
+ucoll_status_t tp_arm(tp_ctx_t *tp, int outstanding);
+/* makes the fd readable if tp_arm returned OK since the last progress pass (work was posted) */
+void tp_kick(tp_ctx_t *tp);
+/* waits on the fd for at most timeout_ms (-1: no limit) */
+int tp_sleep(tp_ctx_t *tp, int timeout_ms);
+
 #endif
