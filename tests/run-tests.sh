@@ -364,6 +364,8 @@ fi
 
 section "demo"
 run_job "demo: record_offsets np=4" 4 120 "" examples/record_offsets "$LOGDIR/records.txt"
+# the second demo: 4 ranks from a shell loop, started through the store (no launcher)
+run_job "demo: sort_keys_store, 4 ranks by the store" none 300 "" examples/run-store-demo.sh 4 100000
 
 # ---------------------------------------------------------------- 16-bit floats and AVG
 # half_test: allreduce and reduce (every root) with float16/bfloat16 x sum, prod, min, max, avg
