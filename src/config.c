@@ -69,7 +69,7 @@ static const config_var_t vars[] = {
      "always; never"},
     {"UCOLL_STORE", "unset (PMIx)",
      "HOST:PORT: ucoll_init starts through the store instead of PMIx (rank 0 serves it, the "
-     "others connect; waits bounded by UCOLL_TIMEOUT, unset: 60 s); needs UCOLL_RANK and "
+     "others connect; waits bounded by UCOLL_TIMEOUT, unset or inf: 60 s); needs UCOLL_RANK and "
      "UCOLL_SIZE"},
     {"UCOLL_RANK", "unset", "with UCOLL_STORE: this process's rank, 0..UCOLL_SIZE-1"},
     {"UCOLL_SIZE", "unset", "with UCOLL_STORE: the number of ranks, the same on every rank"},

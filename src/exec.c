@@ -134,6 +134,9 @@ static ucoll_status_t finish(ucoll_request_t *req, ucoll_status_t status)
     req->status = status;
     req->active = 0;
     unlink_active(req);
+    /* its waiter may sleep on the fd while another thread's progress pass finished it */
+    if (req->blocking && __atomic_load_n(&req->comm->ctx->sleepers, __ATOMIC_RELAXED) > 0)
+        tp_wake(req->comm->ctx->tp);
     if (!req->blocking && !req->internal) {
         req->comm->ctx->completions++;
         if (req->cb != NULL)
@@ -609,16 +612,23 @@ enum { SLEEP_AFTER_IDLE_PASSES = 64 };
 
 static void wait_idle(ucoll_ctx_t *ctx, unsigned *idle)
 {
-    if (!ctx->cfg.wait_sleep || ++*idle < SLEEP_AFTER_IDLE_PASSES) {
+    /* every SLEEP_AFTER_IDLE_PASSES idle passes a try to sleep; when it cannot (work of its
+     * own, traffic, no event fd) the pass idles as in poll mode, yielding by its count */
+    if (!ctx->cfg.wait_sleep || *idle == 0 || *idle % SLEEP_AFTER_IDLE_PASSES != 0 ||
+        exec_has_local_work(ctx) || tp_arm(ctx->tp, 1) != UCOLL_OK) {
         tp_idle(ctx->tp, idle);
         return;
     }
-    *idle = 0;
-    if (exec_has_local_work(ctx) || tp_arm(ctx->tp, 1) != UCOLL_OK)
-        return;
+    (*idle)++;
+    /* counted before the lock goes: a thread that completes this request, or arms the fd
+     * meanwhile, then knows someone sleeps here */
+    __atomic_add_fetch(&ctx->sleepers, 1, __ATOMIC_RELAXED);
     const int held = entry_release_all();
-    tp_sleep(ctx->tp, -1); /* (tp_arm's timer bounds it) */
+    /* tp_arm's timer bounds it; the bound here holds even if another thread's arm or progress
+     * took the timer's or a kick's expiry first */
+    tp_sleep(ctx->tp, TP_SLEEP_UCX_US / 1000);
     entry_retake(held);
+    __atomic_sub_fetch(&ctx->sleepers, 1, __ATOMIC_RELAXED);
 }
 
 ucoll_status_t request_wait(ucoll_request_t *req)

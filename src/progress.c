@@ -17,8 +17,11 @@ static _Thread_local int delivering;       /* this thread is running callbacks *
 void exec_queue_callback(ucoll_request_t *req, ucoll_status_t status)
 {
     req->cb_status = status;
-    if (req->cb_queued)
-        return; /* (a persistent request restarted and completed from another callback) */
+    if (req->cb_queued) { /* a persistent request restarted and completed from a callback */
+        req->cb_pending++;
+        return;
+    }
+    req->cb_pending = 1;
     req->cb_queued = 1;
     req->cb_next = NULL;
     *(cb_tail != NULL ? &cb_tail->cb_next : &cb_head) = req;
@@ -52,10 +55,15 @@ void entry_run_callbacks(void)
         void *arg = NULL;
         ucoll_status_t st = UCOLL_OK;
         if (req != NULL) {
-            exec_forget_callback(req);
             cb = req->cb;
             arg = req->cb_arg;
-            st = req->cb_status;
+            if (req->cb_pending > 1) { /* an earlier completion of it: it ended OK */
+                req->cb_pending--;
+                st = UCOLL_OK;
+            } else {
+                exec_forget_callback(req);
+                st = req->cb_status;
+            }
         }
         entry_unlock_slow_if_multiple();
         if (req == NULL)
@@ -143,7 +151,8 @@ UCOLL_EXPORT ucoll_status_t ucoll_arm(ucoll_comm_t *world)
         if (__atomic_load_n(&entry_callbacks_pending, __ATOMIC_RELAXED) || exec_has_local_work(ctx))
             st = UCOLL_INPROGRESS;
         else
-            st = tp_arm(ctx->tp, ctx->active != NULL);
+            st = tp_arm(ctx->tp, ctx->active != NULL ||
+                                     __atomic_load_n(&ctx->sleepers, __ATOMIC_RELAXED) > 0);
     }
     entry_unlock();
     return st;

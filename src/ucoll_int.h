@@ -146,11 +146,15 @@ struct ucoll_request {
     struct ucoll_request *comm_prev, *comm_next; /* the comm's active ones (oldest..newest) */
     struct ucoll_request *next_live;             /* every request the user holds (coll.c) */
     /* ucoll_request_set_callback (progress.c): run at the outermost ucoll call's return once
-     * finish() queued it; cb_status is how the start it reports ended */
+     * finish() queued it; cb_status is how the last start it reports ended, cb_pending how
+     * many completions are queued (a persistent request restarted and completed again from
+     * another callback before its own ran: every one but the last ended OK, since a failed
+     * collective revokes its comm and no later start runs) */
     ucoll_callback_t cb;
     void *cb_arg;
     ucoll_status_t cb_status;
     int cb_queued;
+    unsigned cb_pending;
     struct ucoll_request *cb_next;
 };
 
@@ -165,6 +169,9 @@ struct ucoll_ctx {
     ucoll_request_t *active;   /* started, incomplete requests (progressed by every call) */
     double last_pass;          /* now_seconds() of the last progress pass (UCOLL_TIMEOUT) */
     unsigned long completions; /* user requests completed so far (ucoll_progress's count) */
+    /* threads asleep in a blocking wait (UCOLL_WAIT_MODE=sleep): while there are any, an
+     * armed fd keeps its timer, and a request's completion wakes them */
+    int sleepers;
     uint64_t comm_ids_used[COMM_ID_WORDS]; /* tag comm ids of this process's live comms */
     cost_params_t net; /* alpha and beta agreed by all ranks at init (gamma unused here) */
     /* gamma (ns per byte) of each predefined op on each dtype, agreed at init; 0 where the op

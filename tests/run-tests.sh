@@ -620,13 +620,17 @@ run_job "stress np=8: $stress_ops calls" 8 1200 "" \
 # progress driven by the caller (tests/mp/progress_test.c): an epoll loop running 1000 mixed
 # collectives by callbacks only, a progress thread completing the main thread's posts, the
 # argument errors, an idle 2 s wait in UCOLL_WAIT_MODE=sleep, which must cost rank 0 under a
-# quarter of its wall time in CPU, and mp_api_test in sleep mode
+# quarter of its wall time in CPU, blocking waits asleep beside a progress thread, and
+# mp_api_test in sleep mode
 section "progress: callbacks, ucoll_progress, event fd"
 for mode in epoll thread errors; do
     run_job "progress_test $mode np=4" 4 180 "" tests/mp/progress_test --expect-size 4 --mode "$mode"
 done
 run_job "progress_test idle np=2 UCOLL_WAIT_MODE=sleep" 2 120 "UCOLL_WAIT_MODE=sleep" \
     tests/mp/progress_test --expect-size 2 --mode idle --max-cpu 0.25
+# blocking waits asleep while a progress thread, asleep on the same fd, finishes their requests
+run_job "progress_test sleepwait np=2 UCOLL_WAIT_MODE=sleep" 2 180 "UCOLL_WAIT_MODE=sleep" \
+    tests/mp/progress_test --expect-size 2 --mode sleepwait
 # every collective's forms once more with blocking waits asleep on the event fd
 run_job "mp_api_test np=4 UCOLL_WAIT_MODE=sleep" 4 600 "UCOLL_WAIT_MODE=sleep" \
     tests/mp/mp_api_test --expect-size 4

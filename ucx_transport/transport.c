@@ -87,7 +87,8 @@ struct tp_ctx {
     /* tp_event_fd: an epoll set of the workers' efds, the bounded-sleep timer and the kick
      * eventfd; -1 until first asked for (or if UCX gives no efd) */
     int event_fd, timer_fd, kick_fd;
-    int armed; /* tp_arm returned OK and no progress pass has run since */
+    int event_fd_failed; /* tp_event_fd could not make one: not tried again */
+    int armed;           /* tp_arm returned OK and no progress pass has run since */
 };
 
 static double tp_clock(void)
@@ -955,8 +956,8 @@ static int epoll_add(int epfd, int fd)
 
 int tp_event_fd(tp_ctx_t *tp)
 {
-    if (tp->event_fd >= 0)
-        return tp->event_fd;
+    if (tp->event_fd >= 0 || tp->event_fd_failed)
+        return tp->event_fd; /* (a failure is not retried on every wait) */
     tp->event_fd = epoll_create1(EPOLL_CLOEXEC);
     tp->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
     tp->kick_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -970,8 +971,10 @@ int tp_event_fd(tp_ctx_t *tp)
         ok = ucp_worker_get_efd(tp->ucp[c].worker, &efd) == UCS_OK &&
              epoll_add(tp->event_fd, efd) == 0;
     }
-    if (!ok)
+    if (!ok) {
         tp_event_close(tp);
+        tp->event_fd_failed = 1;
+    }
     return tp->event_fd;
 }
 
@@ -1023,6 +1026,13 @@ void tp_kick(tp_ctx_t *tp)
     const uint64_t one = 1;
     if (tp->armed && tp->kick_fd >= 0 && write(tp->kick_fd, &one, sizeof(one)) < 0)
         tp->armed = 1; /* (the counter is full: the fd is readable anyway) */
+}
+
+void tp_wake(tp_ctx_t *tp)
+{
+    const uint64_t one = 1;
+    if (tp->kick_fd >= 0 && write(tp->kick_fd, &one, sizeof(one)) < 0)
+        return; /* (the counter is full: the fd is readable anyway) */
 }
 
 int tp_sleep(tp_ctx_t *tp, int timeout_ms)

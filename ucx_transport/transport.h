@@ -164,6 +164,8 @@ int tp_event_fd(tp_ctx_t *tp);
 ucoll_status_t tp_arm(tp_ctx_t *tp, int outstanding);
 /* makes the fd readable if tp_arm returned OK since the last progress pass (work was posted) */
 void tp_kick(tp_ctx_t *tp);
+/* makes the fd readable whether or not it was armed (a sleeping waiter's request is done) */
+void tp_wake(tp_ctx_t *tp);
 /* waits on the fd for at most timeout_ms (-1: no limit) */
 int tp_sleep(tp_ctx_t *tp, int timeout_ms);
 

@@ -12,7 +12,14 @@
  *                  waits for through a flag set by the callback, and 20 starts of a
  *                  persistent request (its callback once per start).
  *   --mode errors  the argument checks, set_callback twice, on a completed request, on an
- *                  inactive persistent one, ucoll_progress on a split comm, after finalize.
+ *                  inactive persistent one, ucoll_progress on a split comm, after finalize;
+ *                  a persistent request started and completed twice from another request's
+ *                  callback gets two callbacks.
+ *   --mode sleepwait  UCOLL_THREAD_MULTIPLE under UCOLL_WAIT_MODE=sleep: rank 0's main thread
+ *                  runs 200 blocking allreduces while its progress thread sleeps on the event
+ *                  fd with no timeout between ucoll_progress calls; rank 1 comes 3 ms late to
+ *                  each. The progress thread completing the main thread's request must not
+ *                  leave the main thread asleep with nothing left to wake it.
  *   --mode idle    rank 1 joins a barrier 2 s after rank 0; rank 0 prints the CPU time
  *                  (getrusage user + sys) of its wait; with --max-cpu F it fails if that is
  *                  more than F of the wall time.
@@ -361,6 +368,57 @@ static void run_thread(ucoll_comm_t *w)
            g_rank, NTHREAD_COLL, NSTARTS);
 }
 
+/* -------------------------------------------------------------------------- sleepwait mode */
+
+static void *progress_forever(void *arg)
+{
+    ucoll_comm_t *w = arg;
+    const int fd = ucoll_event_fd(w);
+    while (!atomic_load(&g_stop)) {
+        if (ucoll_arm(w) == UCOLL_OK) {
+            struct pollfd p = {.fd = fd, .events = POLLIN};
+            poll(&p, 1, -1); /* only ucoll's fd wakes it */
+        }
+        if (ucoll_progress(w) < 0)
+            atomic_fetch_add(&g_cb_thread_fails, 1);
+    }
+    return NULL;
+}
+
+static void run_sleepwait(ucoll_comm_t *w)
+{
+    enum { N = 200 };
+    pthread_t t;
+    const int threaded = g_rank == 0;
+    CHECK(ucoll_event_fd(w) >= 0, "event fd");
+    if (threaded)
+        CHECK(pthread_create(&t, NULL, progress_forever, w) == 0, "pthread_create");
+    for (int i = 0; i < N && g_fails == 0; i++) {
+        if (g_rank == 1) {
+            struct timespec late = {0, 3000000};
+            nanosleep(&late, NULL);
+        }
+        int64_t in = input(i, g_rank, 0), out = 0, want = 0;
+        for (int r = 0; r < g_size; r++)
+            want += input(i, r, 0);
+        ucoll_status_t st = ucoll_allreduce(w, &in, &out, 1, UCOLL_INT64, UCOLL_OP_SUM);
+        CHECK(st == UCOLL_OK && out == want, "allreduce %d: status %d, %lld, want %lld", i, (int)st,
+              (long long)out, (long long)want);
+    }
+    if (threaded) {
+        atomic_store(&g_stop, 1);
+        /* the thread may be asleep on the fd with nothing outstanding: a collective wakes it */
+        ucoll_status_t st = ucoll_barrier(w);
+        CHECK(st == UCOLL_OK, "barrier: %d", (int)st);
+        pthread_join(t, NULL);
+    } else {
+        CHECK(ucoll_barrier(w) == UCOLL_OK, "barrier");
+    }
+    CHECK(atomic_load(&g_cb_thread_fails) == 0, "%ld failures in the progress thread",
+          (long)atomic_load(&g_cb_thread_fails));
+    printf("rank %d: %d blocking allreduces in sleep mode beside a progress thread\n", g_rank, N);
+}
+
 /* ----------------------------------------------------------------------------- errors mode */
 
 static int g_count_calls;
@@ -395,8 +453,45 @@ static void order_cb(ucoll_request_t *req, ucoll_status_t status, void *arg)
         g_free_order = 2;
 }
 
+/* starts the persistent request arg and waits for it, twice: two completions, whose two
+ * callbacks must both come although the first has not run when the second completes */
+static int g_twice_calls;
+static void twice_cb(ucoll_request_t *req, ucoll_status_t status, void *arg)
+{
+    (void)req;
+    (void)arg;
+    g_twice_calls += status == UCOLL_OK;
+}
+static void start_twice_cb(ucoll_request_t *req, ucoll_status_t status, void *arg)
+{
+    (void)req;
+    (void)status;
+    for (int k = 0; k < 2; k++) {
+        CHECK(ucoll_start(arg) == UCOLL_OK, "start %d from a callback", k);
+        CHECK(ucoll_wait(arg) == UCOLL_OK, "wait %d from a callback", k);
+    }
+}
+
 static void run_errors(ucoll_comm_t *w)
 {
+    {
+        int64_t pin = 1, pout = 0, qin = 1, qout = 0;
+        ucoll_request_t *p = NULL, *q = NULL;
+        CHECK(ucoll_allreduce_init(w, &pin, &pout, 1, UCOLL_INT64, UCOLL_OP_SUM, &p) == UCOLL_OK,
+              "allreduce_init");
+        CHECK(ucoll_request_set_callback(p, twice_cb, NULL) == UCOLL_OK, "set_callback p");
+        CHECK(ucoll_iallreduce(w, &qin, &qout, 1, UCOLL_INT64, UCOLL_OP_SUM, &q) == UCOLL_OK,
+              "iallreduce");
+        CHECK(ucoll_request_set_callback(q, start_twice_cb, p) == UCOLL_OK, "set_callback q");
+        const double give_up = now_s() + 120; /* a loaded machine: by time, not by passes */
+        while (g_twice_calls < 2 && now_s() < give_up)
+            ucoll_progress(w);
+        CHECK(g_twice_calls == 2, "persistent request completed twice: %d callbacks",
+              g_twice_calls);
+        CHECK(pout == g_size && qout == g_size, "results %lld %lld", (long long)pout,
+              (long long)qout);
+        CHECK(ucoll_request_free(q) == UCOLL_OK && ucoll_request_free(p) == UCOLL_OK, "free");
+    }
     ucoll_request_t *req = NULL;
     int64_t a = g_rank, b = 0;
     CHECK(ucoll_request_set_callback(NULL, count_cb, NULL) == UCOLL_ERR_INVALID_ARG, "NULL req");
@@ -519,13 +614,14 @@ int main(int argc, char **argv)
             mode = NULL, i = argc;
     }
     if (expect_size < 1 || mode == NULL) {
-        fprintf(stderr, "usage: progress_test --expect-size N --mode epoll|thread|errors|idle "
-                        "[--max-cpu F]\n");
+        fprintf(stderr,
+                "usage: progress_test --expect-size N --mode epoll|thread|errors|idle|sleepwait "
+                "[--max-cpu F]\n");
         return 2;
     }
     ucoll_comm_t *w = NULL;
     ucoll_status_t st;
-    if (strcmp(mode, "thread") == 0) {
+    if (strcmp(mode, "thread") == 0 || strcmp(mode, "sleepwait") == 0) {
         ucoll_thread_level_t got = UCOLL_THREAD_SINGLE;
         st = ucoll_init_thread(NULL, UCOLL_THREAD_MULTIPLE, &got, &w);
         if (st == UCOLL_OK && got != UCOLL_THREAD_MULTIPLE) {
@@ -551,6 +647,8 @@ int main(int argc, char **argv)
             run_errors(w);
         else if (strcmp(mode, "idle") == 0)
             run_idle(w, max_cpu);
+        else if (strcmp(mode, "sleepwait") == 0)
+            run_sleepwait(w);
         else
             CHECK(0, "unknown mode %s", mode);
     }
