@@ -375,7 +375,7 @@ run_job "demo: sort_keys_store, 4 ranks by the store" none 300 "" examples/run-s
 section "Python bindings (python/)"
 PY=/usr/bin/python3 # Debian's, which has python3-numpy and python3-pytest
 [ -x "$PY" ] || PY=python3
-PYTEST=("$PY" -m pytest -q -p no:cacheprovider)
+PYTEST=("$PY" -m pytest -q -p no:cacheprovider --color=no)
 PYENV="PYTHONDONTWRITEBYTECODE=1 UCOLL_PY_EXPECT_SIZE=3"
 run_job "python: constants against ucoll.h" none 120 "PYTHONDONTWRITEBYTECODE=1" \
     "${PYTEST[@]}" python/tests/test_constants.py

@@ -283,3 +283,85 @@ def test_bad_arrays_rejected_before_c(world, monkeypatch):
     assert all(s.calls == 0 for s in spies.values()), {k: s.calls for k, s in spies.items()}
     world.Allreduce(np.ones(N), good)  # the spy: counted, so a good call does reach "C"
     assert spies["allreduce"].calls == 1
+
+
+def test_nonblocking_every_form(world):
+    """each I-form gives what its blocking form gives (checked above against numpy)"""
+    p, me = world.size, world.rank
+    counts = [r + 1 for r in range(p)]
+    blocks = np.concatenate([inp(me * p + j) for j in range(p)])
+    vblocks = np.concatenate([inp(me * p + j, counts[j]) for j in range(p)])
+    root = p - 1
+    at_root = me == root
+    forms = [  # name, the arguments given recv, recv's size
+        ("exscan", lambda r: (inp(me), r), N),
+        ("reduce", lambda r: (inp(me), r if at_root else None, ucoll.SUM, root), N),
+        ("allgatherv", lambda r: (inp(me, counts[me]), r, counts), sum(counts)),
+        ("reduce_scatter", lambda r: (vblocks, r, counts), counts[me]),
+        ("alltoallv", lambda r: (vblocks, r, counts, [me + 1] * p), p * (me + 1)),
+        ("gather", lambda r: (inp(me), r if at_root else None, root), p * N),
+        ("gatherv", lambda r: (inp(me, counts[me]), r if at_root else None,
+                               counts if at_root else None, None, root), sum(counts)),
+        ("scatter", lambda r: (blocks if at_root else None, r, root), N),
+        ("scatterv", lambda r: (vblocks if at_root else None, r, counts if at_root else None,
+                                None, root), counts[me]),
+    ]
+    for name, args, n in forms:
+        want = np.full(n, -3, np.int64)
+        got = np.full(n, -3, np.int64)
+        getattr(world, name.capitalize())(*args(want))  # Exscan, Reduce_scatter, ...
+        req = getattr(world, "I" + name)(*args(got))
+        req.wait()
+        assert np.array_equal(got, want), name
+    # the blocking results themselves, where not checked elsewhere: alltoallv's varying counts
+    recv = np.zeros(p * (me + 1), np.int64)
+    world.Alltoallv(vblocks, recv, counts, [me + 1] * p)
+    assert np.array_equal(recv, np.concatenate([inp(i * p + me, me + 1) for i in range(p)]))
+
+
+def test_in_place_rooted_and_v(world):
+    p, me = world.size, world.rank
+    root = 1 % p
+    counts = [r + 1 for r in range(p)]
+    displs = [sum(counts[:r]) for r in range(p)]
+    # gather / gatherv: the root's own block already in place
+    if me == root:
+        recv = np.zeros(p * N, np.int64)
+        recv[me * N:(me + 1) * N] = inp(me)
+        world.Gather(ucoll.IN_PLACE, recv, root=root)
+        assert np.array_equal(recv, np.concatenate([inp(r) for r in range(p)]))
+        recv = np.zeros(sum(counts), np.int64)
+        recv[displs[me]:displs[me] + counts[me]] = inp(me, counts[me])
+        world.Gatherv(ucoll.IN_PLACE, recv, counts, root=root)
+        assert np.array_equal(recv, np.concatenate([inp(r, counts[r]) for r in range(p)]))
+    else:
+        world.Gather(inp(me), None, root=root)
+        world.Gatherv(inp(me, counts[me]), None, root=root)
+    # scatter / scatterv: IN_PLACE as the root's recv, its block stays in send
+    if me == root:
+        send = np.concatenate([inp(j) for j in range(p)])
+        world.Scatter(send, ucoll.IN_PLACE, root=root)
+        assert np.array_equal(send, np.concatenate([inp(j) for j in range(p)]))
+        send = np.concatenate([inp(j, counts[j]) for j in range(p)])
+        world.Scatterv(send, ucoll.IN_PLACE, counts, root=root)
+    else:
+        recv = np.zeros(N, np.int64)
+        world.Scatter(None, recv, root=root)
+        assert np.array_equal(recv, inp(me))
+        recv = np.zeros(counts[me], np.int64)
+        world.Scatterv(None, recv, root=root)
+        assert np.array_equal(recv, inp(me, counts[me]))
+    # allgatherv, reduce_scatter, alltoallv, exscan in place
+    recv = np.zeros(sum(counts), np.int64)
+    recv[displs[me]:displs[me] + counts[me]] = inp(me, counts[me])
+    world.Allgatherv(ucoll.IN_PLACE, recv, counts)
+    assert np.array_equal(recv, np.concatenate([inp(r, counts[r]) for r in range(p)]))
+    buf = np.concatenate([inp(me * p + j, counts[j]) for j in range(p)])
+    world.Reduce_scatter(ucoll.IN_PLACE, buf, counts)
+    assert np.array_equal(buf[:counts[me]], sum(inp(r * p + me, counts[me]) for r in range(p)))
+    buf = np.concatenate([inp(me * p + j, 2) for j in range(p)])
+    world.Alltoallv(ucoll.IN_PLACE, buf, None, [2] * p)
+    assert np.array_equal(buf, np.concatenate([inp(i * p + me, 2) for i in range(p)]))
+    buf = inp(me)
+    world.Exscan(ucoll.IN_PLACE, buf)
+    assert np.array_equal(buf, sum(inp(r) for r in range(me)) if me > 0 else inp(0))
