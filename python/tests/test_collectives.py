@@ -365,3 +365,20 @@ def test_in_place_rooted_and_v(world):
     buf = inp(me)
     world.Exscan(ucoll.IN_PLACE, buf)
     assert np.array_equal(buf, sum(inp(r) for r in range(me)) if me > 0 else inp(0))
+
+
+def test_request_dropped_while_active(world):
+    """a Request dropped before completion keeps its buffers until the collective completes"""
+    import gc
+    import time
+    p, me = world.size, world.rank
+    recv = np.zeros(1000, np.int64)
+    req = world.Iallreduce(np.full(1000, me + 1, np.int64), recv)  # send: no other reference
+    del req
+    gc.collect()
+    deadline = time.monotonic() + 60
+    while ucoll._reap() > 0:
+        assert time.monotonic() < deadline, "a dropped request never completed"
+    assert ucoll._abandoned == []
+    assert np.array_equal(recv, np.full(1000, p * (p + 1) // 2))
+    world.Barrier()

@@ -170,13 +170,26 @@ class Request:
         return True
 
     def __del__(self):
-        # dropped while active: ucoll still writes into its buffers, so they stay alive
+        # dropped while active: ucoll still writes into its buffers, so they stay alive until
+        # _reap sees the request complete (its status is lost: nobody is left to raise it to)
         if not self.done and self._h is not None:
             if _C.ucoll_request_free(self._h) != OK:
-                _abandoned.append(self._keep)
+                _abandoned.append((self._h, self._keep))
 
 
-_abandoned = []
+_abandoned = []  # (C request, buffers) of Requests dropped while active
+
+
+def _reap():
+    """Frees the dropped requests that have completed; returns how many are still active."""
+    still = []
+    for h, keep in _abandoned:
+        if _C.ucoll_test(h) == INPROGRESS:
+            still.append((h, keep))
+        else:
+            _C.ucoll_request_free(h)
+    _abandoned[:] = still
+    return len(still)
 
 
 def _collective(name, doc):
@@ -187,6 +200,8 @@ def _collective(name, doc):
 
     def nonblocking(self, *args, **kw):
         call, cargs = getattr(self, "_args_" + name)(*args, **kw)
+        if _abandoned:
+            _reap()
         req = ctypes.c_void_p()
         _check(getattr(_C, "ucoll_i" + name)(self._ptr(), *cargs, ctypes.byref(req)),
                "i" + name)
@@ -464,7 +479,9 @@ def finalize(world=None):
     w = world if world is not None else _world
     if w is None:
         raise UcollError(ERR_STATE, "finalize before init")
+    _reap()
     st = _C.ucoll_finalize(w._ptr())
+    _abandoned.clear()  # finalize ended whatever was still active: no more writes into them
     w._h = None
     _world = None
     _check(st, "finalize")
