@@ -369,16 +369,18 @@ run_job "demo: record_offsets np=4" 4 120 "" examples/record_offsets "$LOGDIR/re
 run_job "demo: sort_keys_store, 4 ranks by the store" none 300 "" examples/run-store-demo.sh 4 100000
 
 # ---------------------------------------------------------------- Python bindings
-# python/: the constants against include/ucoll.h (compiled C) and the dtype map; the pytest
-# suite (every collective against numpy) on 3 ranks under mpirun and on 3 ranks started by the
-# store, through ucoll.init and through ucoll.init_store; installing the package into a venv
+# python/: the constants against include/ucoll.h (compiled C), the dtype map and refused starts
+# (one process, no init); the pytest suite (every collective against numpy) on 3 ranks under
+# mpirun and on 3 ranks started by the store, through ucoll.init and through ucoll.init_store;
+# installing the package into a venv
 section "Python bindings (python/)"
 PY=/usr/bin/python3 # Debian's, which has python3-numpy and python3-pytest
 [ -x "$PY" ] || PY=python3
 PYTEST=("$PY" -m pytest -q -p no:cacheprovider --color=no)
 PYENV="PYTHONDONTWRITEBYTECODE=1 UCOLL_PY_EXPECT_SIZE=3"
-run_job "python: constants against ucoll.h" none 120 "PYTHONDONTWRITEBYTECODE=1" \
-    "${PYTEST[@]}" python/tests/test_constants.py
+run_job "python: constants against ucoll.h, refused starts" none 120 \
+    "PYTHONDONTWRITEBYTECODE=1" \
+    "${PYTEST[@]}" python/tests/test_constants.py python/tests/test_start.py
 run_job "python: pytest np=3" 3 300 "$PYENV" "${PYTEST[@]}" python/tests/test_collectives.py
 run_job "python: pytest, 3 ranks by the store (ucoll.init)" none 300 "$PYENV" \
     tests/mp/run_store.sh --np 3 --seconds 250 "${PYTEST[@]}" python/tests/test_collectives.py
