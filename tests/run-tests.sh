@@ -8,8 +8,9 @@
 # checks per rank that the on-host channel is used exactly when it should be, runs
 # tests/mp/block_test (the block collectives) at np = 1..9, 16 and 17, runs the store bootstrap's
 # tests (mp_test at np 8 started by a shell loop, no launcher) and a build configured
-# --without-pmix, runs the demo, and finally installs ucoll into a staging directory and builds
-# tests/api_user/api_user.c against it with `pkg-config ucoll`, running it at np = 1..8.
+# --without-pmix, runs the demo and the Python bindings' tests (python/tests, pytest), and
+# finally installs ucoll into a staging directory and builds tests/api_user/api_user.c against
+# it with `pkg-config ucoll`, running it at np = 1..8.
 #
 # Every launch runs under `timeout -k 5` in its own process group and counts as one test; each
 # Check test counts as one test. The last line is "N passed, N failed"; the exit status is
@@ -366,6 +367,27 @@ section "demo"
 run_job "demo: record_offsets np=4" 4 120 "" examples/record_offsets "$LOGDIR/records.txt"
 # the second demo: 4 ranks from a shell loop, started through the store (no launcher)
 run_job "demo: sort_keys_store, 4 ranks by the store" none 300 "" examples/run-store-demo.sh 4 100000
+
+# ---------------------------------------------------------------- Python bindings
+# python/: the constants against include/ucoll.h (compiled C), the dtype map and refused starts
+# (one process, no init); the pytest suite (every collective against numpy) on 3 ranks under
+# mpirun and on 3 ranks started by the store, through ucoll.init and through ucoll.init_store;
+# installing the package into a venv
+section "Python bindings (python/)"
+PY=/usr/bin/python3 # Debian's, which has python3-numpy and python3-pytest
+[ -x "$PY" ] || PY=python3
+PYTEST=("$PY" -m pytest -q -p no:cacheprovider --color=no)
+PYENV="PYTHONDONTWRITEBYTECODE=1 UCOLL_PY_EXPECT_SIZE=3"
+run_job "python: constants against ucoll.h, refused starts" none 120 \
+    "PYTHONDONTWRITEBYTECODE=1" \
+    "${PYTEST[@]}" python/tests/test_constants.py python/tests/test_start.py
+run_job "python: pytest np=3" 3 300 "$PYENV" "${PYTEST[@]}" python/tests/test_collectives.py
+run_job "python: pytest, 3 ranks by the store (ucoll.init)" none 300 "$PYENV" \
+    tests/mp/run_store.sh --np 3 --seconds 250 "${PYTEST[@]}" python/tests/test_collectives.py
+run_job "python: pytest, 3 ranks by the store (ucoll.init_store)" none 300 \
+    "$PYENV UCOLL_PY_START=init_store" \
+    tests/mp/run_store.sh --np 3 --seconds 250 "${PYTEST[@]}" python/tests/test_collectives.py
+run_job "python: pip install into a venv, offline" none 300 "" tests/python_install.sh
 
 # ---------------------------------------------------------------- 16-bit floats and AVG
 # half_test: allreduce and reduce (every root) with float16/bfloat16 x sum, prod, min, max, avg

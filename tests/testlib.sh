@@ -4,7 +4,8 @@
 # shellcheck shell=bash
 
 UCOLL_DEB_PACKAGES="libucx-dev ucx-utils libpmix-dev libpmix-bin check openmpi-bin
-libopenmpi-dev autoconf automake libtool pkg-config make gcc"
+libopenmpi-dev autoconf automake libtool pkg-config make gcc
+python3-numpy python3-pytest python3-venv python3-pip python3-setuptools"
 
 # Installs the packages of UCOLL_DEB_PACKAGES that are missing (nothing when all are present).
 # apt-get runs as root, or through sudo -n; returns non-zero if packages are missing and cannot
