@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -77,16 +78,17 @@ static void op_list_remove(op_list_t *l, tp_op_t *prev, tp_op_t *op)
 struct shm_peer {
     int rank; /* world rank */
     int enabled;
-    long pid;              /* enabled: the process holding its segment */
-    int fd;                /* enabled: the segment's descriptor in that process */
-    struct shm_ring *out;  /* our ring in its segment (mapped on the first send) */
-    int map_failed;        /* mapping it failed (and was reported) */
-    uint32_t out_head;     /* messages written */
-    uint32_t out_consumed; /* the reader's count as last read */
-    op_list_t pending;     /* sends waiting for a free slot */
-    struct shm_ring *in;   /* its ring in our segment */
-    uint32_t in_tail;      /* messages consumed */
-    op_list_t posted;      /* receives waiting for a message */
+    long pid;                  /* enabled: the process holding its segment */
+    int fd;                    /* enabled: the segment's descriptor in that process */
+    struct shm_ring *out;      /* our ring in its segment (mapped on the first send) */
+    int map_failed;            /* mapping it failed (and was reported) */
+    ucoll_status_t map_status; /* then: PEER_FAILED (the process was gone) or TRANSPORT */
+    uint32_t out_head;         /* messages written */
+    uint32_t out_consumed;     /* the reader's count as last read */
+    op_list_t pending;         /* sends waiting for a free slot */
+    struct shm_ring *in;       /* its ring in our segment */
+    uint32_t in_tail;          /* messages consumed */
+    op_list_t posted;          /* receives waiting for a message */
     struct shm_msg *unexp_head, *unexp_tail;
     int broken; /* its ring held something no writer could have put there: abandoned */
 };
@@ -317,13 +319,18 @@ __attribute__((noinline, cold)) static int map_on_first_send(shm_chan_t *ch, str
                                                              tp_op_t *op)
 {
     if (p->map_failed || (p->out = map_peer_ring(p->pid, p->fd, ch->me)) == NULL) {
-        if (!p->map_failed)
-            fprintf(stderr,
-                    "ucoll: rank %d cannot map the shared memory of rank %d (pid %ld): %s "
-                    "(UCOLL_SHM=0 sends small messages on this host through UCX instead)\n",
-                    ch->rank, p->rank, p->pid, strerror(errno));
+        if (!p->map_failed) {
+            /* a peer that died before this first send: its failure, not the channel's */
+            p->map_status = kill((pid_t)p->pid, 0) != 0 && errno == ESRCH ? UCOLL_ERR_PEER_FAILED
+                                                                          : UCOLL_ERR_TRANSPORT;
+            if (p->map_status == UCOLL_ERR_TRANSPORT)
+                fprintf(stderr,
+                        "ucoll: rank %d cannot map the shared memory of rank %d (pid %ld): %s "
+                        "(UCOLL_SHM=0 sends small messages on this host through UCX instead)\n",
+                        ch->rank, p->rank, p->pid, strerror(errno));
+        }
         p->map_failed = 1; /* said once; every send to p fails alike */
-        op->status = UCOLL_ERR_TRANSPORT;
+        op->status = p->map_status;
         op->done = 1;
         return 0;
     }

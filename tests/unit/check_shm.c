@@ -472,6 +472,34 @@ START_TEST(ring_mapped_on_first_send)
 }
 END_TEST
 
+/* a peer that died before this rank's first send to it: the ring cannot be mapped because the
+ * process is gone, which is the peer's failure (PEER_FAILED), not the channel's (TRANSPORT) */
+START_TEST(first_send_to_a_dead_peer)
+{
+    pid_t dead = fork();
+    ck_assert_int_ge(dead, 0);
+    if (dead == 0)
+        _exit(0);
+    int status;
+    ck_assert_int_eq(waitpid(dead, &status, 0), dead); /* reaped: its pid names no process */
+    int fd0 = shm_segment_create();
+    const int locals[2] = {0, 1};
+    shm_chan_t *ch = NULL;
+    ck_assert_int_eq(shm_attach(0, 2, locals, 2, fd0, &ch), UCOLL_OK);
+    shm_enable_peer(ch, 1, (long)dead, 3);
+    uint32_t v = 7;
+    tp_op_t s[2];
+    send_msg(ch, 1, &v, 4, 1, &s[0]);
+    ck_assert(s[0].done);
+    ck_assert_int_eq(s[0].status, UCOLL_ERR_PEER_FAILED);
+    send_msg(ch, 1, &v, 4, 2, &s[1]); /* and every later send alike */
+    ck_assert(s[1].done);
+    ck_assert_int_eq(s[1].status, UCOLL_ERR_PEER_FAILED);
+    ck_assert_uint_eq(stats(ch).rings, 0);
+    shm_destroy(ch);
+}
+END_TEST
+
 /* two processes: N round trips of a counter, then a burst from the child with receives posted
  * late (every message unexpected) */
 /* progresses ch until *done: spins a little, then sleeps for a moment between polls. Yielding
@@ -581,6 +609,7 @@ int main(void)
     tcase_add_test(tc, reaches);
     tcase_add_test(tc, attach_failure);
     tcase_add_test(tc, ring_mapped_on_first_send);
+    tcase_add_test(tc, first_send_to_a_dead_peer);
     tcase_add_test(tc, two_processes);
     tcase_add_test(tc, forged_length_unexpected);
     tcase_add_test(tc, forged_length_posted);
