@@ -209,6 +209,17 @@ def test_split(world):
     assert e.value.status == ucoll.ERR_STATE
 
 
+def test_shrink_without_failure(world):
+    # nobody failed: the same members in the same order, a communicator of its own
+    me, p = world.rank, world.size
+    sub = world.Shrink()
+    assert (sub.size, sub.rank) == (p, me)
+    out = np.zeros(N, np.int64)
+    sub.Allreduce(inp(me), out)
+    assert np.array_equal(out, sum(inp(r) for r in range(p)))
+    sub.Free()
+
+
 def test_set_algorithm(world):
     p, me = world.size, world.rank
     for alg in ["rhrd", "ring", "auto"]:
