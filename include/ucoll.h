@@ -290,8 +290,8 @@ ucoll_status_t ucoll_init_thread(const ucoll_oob_t *oob, ucoll_thread_level_t re
  * fetched from PMIx (0 with ucoll_init_oob: the init allgather brought them); U, M: messages
  * (segments) this rank posted for sending through UCX and through the on-host rings.
  * After a member of world died (its barrier fails: UCOLL_ERR_PEER_FAILED), the survivors wait
- * for each other here (bounded by UCOLL_TIMEOUT) before any closes its connections, so that
- * none fails the collectives other survivors still run on a shrunk communicator. */
+ * up to 2 s for each other here (within UCOLL_TIMEOUT) before any closes its connections, so
+ * that none fails the collectives other survivors still run on a shrunk communicator. */
 ucoll_status_t ucoll_finalize(ucoll_comm_t *world);
 
 /* rank/size of the calling process in comm; -1 for a NULL or finalized comm */

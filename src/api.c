@@ -39,6 +39,8 @@ static ucoll_comm_t *g_dead_comms;
 
 /* the tag's comm id of ucoll_finalize's barrier; no communicator gets it */
 enum { FINALIZE_COMM_ID = UCOLL_MAX_COMMS - 1 };
+/* after a failure, how long finalize waits for the other survivors at most */
+#define FINALIZE_SYNC_S 2.0
 
 static ucoll_comm_t *comm_new(ucoll_ctx_t *ctx, int rank, int size, uint32_t id)
 {
@@ -368,14 +370,19 @@ static ucoll_status_t finalize_locked(ucoll_comm_t *world)
         comm_kill(fin);
         free(fin);
     }
-    /* a member died: the survivors still leave together. One that closed its endpoints or
-     * exited now would fail the collectives other survivors still run with it (on a shrunk
-     * communicator), so it first waits, in ucoll_comm_shrink's agreement over world, until
-     * every survivor has come here (UCOLL_TIMEOUT bounds the whole of finalize). */
-    if (st == UCOLL_ERR_PEER_FAILED && (timeout <= 0 || now_seconds() < start + timeout)) {
+    /* a member died: the survivors still try to leave together. One that closed its
+     * endpoints or exited now would fail the collectives other survivors still run with it (on
+     * a shrunk communicator), so it first waits, in ucoll_comm_shrink's agreement over world,
+     * until every survivor has come here, for FINALIZE_SYNC_S at most (within UCOLL_TIMEOUT):
+     * a survivor stuck in this barrier for a peer it never talked to (so it cannot see it died)
+     * learns of the failure only when the others leave. */
+    if (st == UCOLL_ERR_PEER_FAILED) {
+        double until = now_seconds() + FINALIZE_SYNC_S;
+        if (timeout > 0 && start + timeout < until)
+            until = start + timeout;
         uint64_t *failed = NULL;
         uint32_t id;
-        if (shrink_agree(world, timeout > 0 ? start + timeout : 0, &failed, &id) == UCOLL_OK)
+        if (until > now_seconds() && shrink_agree(world, until, &failed, &id) == UCOLL_OK)
             free(failed);
     }
     while (ctx->active != NULL)
@@ -626,7 +633,9 @@ static ucoll_status_t comm_free_locked(ucoll_comm_t *comm)
         if (r->comm == comm)
             return UCOLL_ERR_STATE; /* collectives still running on it */
     ucoll_ctx_t *ctx = comm->ctx;
-    if (!comm->revoked) /* a revoked one's late messages may still come: its id stays taken */
+    /* a revoked one's late messages may still come, and a shrunk one's agreement may still
+     * talk: their ids stay taken */
+    if (!comm->revoked && !comm->shrunk)
         ctx->comm_ids_used[comm->id / 64] &= ~(UINT64_C(1) << (comm->id % 64));
     comm_kill(comm);
     /* off the live list, onto the end of the freed ones */

@@ -20,8 +20,11 @@
  * coordinator to decide heard from every live member; any later one hears the decision from
  * every live member that holds it before it could decide anew).
  * Cost without failures during the call: 2 (p - 1) messages of 2 + 64 + ceil(p / 64) words, two
- * message latencies on the coordinator's path; after the first decision O(1) work per
- * progress pass (the records' checks every TICK passes).
+ * message latencies on the coordinator's path. Memory: O(p) bits and pointers per member, a
+ * message buffer and an op per peer actually talked to (the coordinator: every member). After
+ * the call, every TICK progress passes, O(1) work per record (O(p) while it answers).
+ * Limits: 8 shrinks of one communicator (the messages' generation field; shrink the result),
+ * and the id of a shrunk communicator stays taken until finalize (its record may still talk).
  */
 #include "ucoll_int.h"
 
@@ -30,14 +33,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* message words: [0] 1 if decided, [1] the new comm's id (decided), [2, 2 + COMM_ID_WORDS) the
- * ids the sender uses (contributions), then the failed members, one bit each */
+/* message words: [0] DECIDED / NO_ID or 0 (a contribution), [1] the new comm's id, [2, 2 +
+ * COMM_ID_WORDS) the ids the sender uses (contributions), then the failed members, a bit each */
 enum { W_DECIDED = 0, W_ID = 1, W_USED = 2, W_FAILED = 2 + COMM_ID_WORDS };
+enum { DECIDED = 1, NO_ID = 2 }; /* NO_ID: every comm id is taken (NOT_SUPPORTED everywhere) */
 
 /* the records' checks run every TICK progress passes */
 enum { TICK = 64 };
 
-typedef enum { OP_IDLE, OP_POSTED } op_state_t;
+/* what this rank exchanges with one peer: one send and one receive at a time (a member sends a
+ * given coordinator one message, a coordinator answers a member once) */
+typedef struct {
+    tp_op_t *send_op, *recv_op;
+    uint64_t *send_buf, *recv_buf;
+    int send_posted, recv_posted;
+} peer_slot_t;
 
 struct shrink_record {
     struct shrink_record *next;
@@ -47,14 +57,13 @@ struct shrink_record {
     unsigned gen;
     int *wr; /* comm rank -> transport peer */
     size_t words;
-    uint64_t *failed;   /* this rank's view: bit i = member i found failed */
-    uint64_t *decision; /* the message of the decision (decided = 1 once there is one) */
-    int coord;          /* the current coordinator in this rank's view */
-    int answering;      /* after the call: this rank is coordinator and answers late members */
-    /* one send and one receive per peer at most (see the comment at the top) */
-    tp_op_t *send_ops, *recv_ops;
-    unsigned char *send_state, *recv_state;
-    uint64_t *send_bufs, *recv_bufs; /* p messages each */
+    uint64_t *failed;    /* this rank's view: bit i = member i found failed */
+    uint64_t *decision;  /* the decision's message (word W_DECIDED != 0 once there is one) */
+    int coord;           /* the current coordinator in this rank's view */
+    int answering;       /* after the call: this rank is coordinator and answers late members */
+    int live;            /* takes part in later rounds (it holds a decision) */
+    int nposted;         /* ops in flight */
+    peer_slot_t **slots; /* per member, allocated on first use */
 };
 
 static size_t msg_words(int p)
@@ -82,14 +91,32 @@ static uint64_t shrink_tag(const shrink_record_t *r, int src, int coord)
                      v >> UCOLL_TAG_SEQ_BITS, UCOLL_MAX_SEGMENTS, 1);
 }
 
-static uint64_t *buf_of(uint64_t *bufs, const shrink_record_t *r, int i)
-{
-    return bufs + (size_t)i * r->words;
-}
-
 static size_t msg_bytes(const shrink_record_t *r)
 {
     return r->words * sizeof(uint64_t);
+}
+
+/* peer i's slot; NULL: out of memory */
+static peer_slot_t *slot(shrink_record_t *r, int i)
+{
+    if (r->slots[i] != NULL)
+        return r->slots[i];
+    peer_slot_t *s = calloc(1, sizeof(*s));
+    if (s == NULL)
+        return NULL;
+    s->send_op = tp_ops_resize(NULL, 1);
+    s->recv_op = tp_ops_resize(NULL, 1);
+    s->send_buf = malloc(msg_bytes(r));
+    s->recv_buf = malloc(msg_bytes(r));
+    if (s->send_op == NULL || s->recv_op == NULL || s->send_buf == NULL || s->recv_buf == NULL) {
+        tp_ops_free(s->send_op);
+        tp_ops_free(s->recv_op);
+        free(s->send_buf);
+        free(s->recv_buf);
+        free(s);
+        return NULL;
+    }
+    return r->slots[i] = s;
 }
 
 /* member i is failed in this rank's view (updating it from the router) */
@@ -111,43 +138,65 @@ static int lowest_alive(shrink_record_t *r)
 /* the send to peer i ends (done or not: a failed peer's is let go) */
 static void end_send(shrink_record_t *r, int i)
 {
-    if (r->send_state[i] == OP_POSTED) {
-        tp_abandon(r->ctx->tp, tp_op_at(r->send_ops, i));
-        r->send_state[i] = OP_IDLE;
+    peer_slot_t *s = r->slots[i];
+    if (s != NULL && s->send_posted) {
+        tp_abandon(r->ctx->tp, s->send_op);
+        s->send_posted = 0;
+        r->nposted--;
     }
 }
 
 static void end_recv(shrink_record_t *r, int i)
 {
-    if (r->recv_state[i] == OP_POSTED) {
-        tp_abandon(r->ctx->tp, tp_op_at(r->recv_ops, i));
-        r->recv_state[i] = OP_IDLE;
+    peer_slot_t *s = r->slots[i];
+    if (s != NULL && s->recv_posted) {
+        tp_abandon(r->ctx->tp, s->recv_op);
+        s->recv_posted = 0;
+        r->nposted--;
     }
 }
 
-/* sends message m to member i (its buffer kept until the record goes) */
+/* sends message m to member i (its buffer kept until the record goes); a peer this rank
+ * cannot even make a slot for counts as failed */
 static void post_send(shrink_record_t *r, int i, const uint64_t *m, uint64_t tag)
 {
+    peer_slot_t *s = slot(r, i);
+    if (s == NULL) {
+        set_bit(r->failed, i);
+        return;
+    }
     end_send(r, i);
-    uint64_t *b = buf_of(r->send_bufs, r, i);
-    memcpy(b, m, msg_bytes(r));
-    tp_isend(r->ctx->tp, r->wr[i], b, msg_bytes(r), NULL, tag, tp_op_at(r->send_ops, i));
-    r->send_state[i] = OP_POSTED;
+    memcpy(s->send_buf, m, msg_bytes(r));
+    tp_isend(r->ctx->tp, r->wr[i], s->send_buf, msg_bytes(r), NULL, tag, s->send_op);
+    s->send_posted = 1;
+    r->nposted++;
 }
 
 static void post_recv(shrink_record_t *r, int i, uint64_t tag)
 {
+    peer_slot_t *s = slot(r, i);
+    if (s == NULL) {
+        set_bit(r->failed, i);
+        return;
+    }
     end_recv(r, i);
-    tp_irecv(r->ctx->tp, r->wr[i], buf_of(r->recv_bufs, r, i), msg_bytes(r), NULL, tag, 0,
-             tp_op_at(r->recv_ops, i));
-    r->recv_state[i] = OP_POSTED;
+    tp_irecv(r->ctx->tp, r->wr[i], s->recv_buf, msg_bytes(r), NULL, tag, 0, s->recv_op);
+    s->recv_posted = 1;
+    r->nposted++;
+}
+
+static int recv_posted(const shrink_record_t *r, int i)
+{
+    return r->slots[i] != NULL && r->slots[i]->recv_posted;
 }
 
 /* 1 when the receive from i ended: OK (*ok = 1) or failed (i is then failed here) */
 static int recv_ended(shrink_record_t *r, int i, int *ok)
 {
-    const tp_op_t *op = tp_op_at(r->recv_ops, i);
     *ok = 0;
+    if (!recv_posted(r, i))
+        return 1;
+    const tp_op_t *op = r->slots[i]->recv_op;
     if (tp_op_done(op)) {
         *ok = tp_op_status(op) == UCOLL_OK;
     } else if (!member_failed(r, i)) {
@@ -159,14 +208,14 @@ static int recv_ended(shrink_record_t *r, int i, int *ok)
     return 1;
 }
 
-/* a send to i that failed makes i failed here */
+/* a send to i that ended: failed makes i failed here */
 static void reap_send(shrink_record_t *r, int i)
 {
-    if (r->send_state[i] != OP_POSTED)
+    peer_slot_t *s = r->slots[i];
+    if (s == NULL || !s->send_posted)
         return;
-    const tp_op_t *op = tp_op_at(r->send_ops, i);
-    if (tp_op_done(op)) {
-        if (tp_op_status(op) != UCOLL_OK)
+    if (tp_op_done(s->send_op)) {
+        if (tp_op_status(s->send_op) != UCOLL_OK)
             set_bit(r->failed, i);
         end_send(r, i);
     } else if (member_failed(r, i)) {
@@ -176,15 +225,21 @@ static void reap_send(shrink_record_t *r, int i)
 
 static void record_free(shrink_record_t *r)
 {
+    if (r->slots != NULL)
+        for (int i = 0; i < r->p; i++) {
+            peer_slot_t *s = r->slots[i];
+            if (s == NULL)
+                continue;
+            tp_ops_free(s->send_op);
+            tp_ops_free(s->recv_op);
+            free(s->send_buf);
+            free(s->recv_buf);
+            free(s);
+        }
+    free(r->slots);
     free(r->wr);
     free(r->failed);
     free(r->decision);
-    tp_ops_free(r->send_ops);
-    tp_ops_free(r->recv_ops);
-    free(r->send_state);
-    free(r->recv_state);
-    free(r->send_bufs);
-    free(r->recv_bufs);
     free(r);
 }
 
@@ -198,20 +253,13 @@ static shrink_record_t *record_new(ucoll_comm_t *comm)
     r->p = p;
     r->me = comm->rank;
     r->comm_id = comm->id;
-    r->gen = comm->shrinks++;
+    r->gen = comm->shrinks;
     r->words = msg_words(p);
     r->wr = malloc((size_t)p * sizeof(int));
     r->failed = calloc(r->words - W_FAILED, sizeof(uint64_t));
     r->decision = calloc(r->words, sizeof(uint64_t));
-    r->send_ops = tp_ops_resize(NULL, (size_t)p);
-    r->recv_ops = tp_ops_resize(NULL, (size_t)p);
-    r->send_state = calloc((size_t)p, 1);
-    r->recv_state = calloc((size_t)p, 1);
-    r->send_bufs = calloc((size_t)p * r->words, sizeof(uint64_t));
-    r->recv_bufs = calloc((size_t)p * r->words, sizeof(uint64_t));
-    if (r->wr == NULL || r->failed == NULL || r->decision == NULL || r->send_ops == NULL ||
-        r->recv_ops == NULL || r->send_state == NULL || r->recv_state == NULL ||
-        r->send_bufs == NULL || r->recv_bufs == NULL) {
+    r->slots = calloc((size_t)p, sizeof(*r->slots));
+    if (r->wr == NULL || r->failed == NULL || r->decision == NULL || r->slots == NULL) {
         record_free(r);
         return NULL;
     }
@@ -227,21 +275,24 @@ static void make_contribution(const shrink_record_t *r, uint64_t *m)
     memcpy(m + W_FAILED, r->failed, (r->words - W_FAILED) * sizeof(uint64_t));
 }
 
-/* one pass of the wait: progress (records included), idling when nothing happened */
+/* one pass of the wait: progress (records included), idling when nothing happened; other
+ * threads get the entry lock in between (UCOLL_THREAD_MULTIPLE), as in every wait */
 static ucoll_status_t wait_pass(ucoll_ctx_t *ctx, unsigned *idle, double deadline)
 {
     if (ctx_progress(ctx) == 0)
         tp_idle(ctx->tp, idle);
     else
         *idle = 0;
+    entry_let_others_in();
     if (deadline > 0 && now_seconds() > deadline)
         return UCOLL_ERR_TIMED_OUT;
     return UCOLL_INPROGRESS;
 }
 
-/* the decision to every contributor that did not bring it. UCOLL_TEST_SHRINK_KILL=N (tests
- * only): the coordinator sends it to its N lowest such contributors (-N: highest) and dies, so
- * that the tests see later coordinators take over from members that hold a decision. */
+/* the decision to every contributor that did not bring it (heard[i] == 1). UCOLL_TEST_SHRINK_KILL
+ * =N (tests only): the coordinator sends it to its N lowest such contributors (-N: highest),
+ * waits until those messages have left, and dies, so that the tests see later coordinators
+ * take over from members that hold a decision. */
 static void send_decision(shrink_record_t *r, const unsigned char *heard)
 {
     const char *kill_env = getenv("UCOLL_TEST_SHRINK_KILL");
@@ -257,7 +308,14 @@ static void send_decision(shrink_record_t *r, const unsigned char *heard)
         }
     }
     if (kill_env != NULL) {
-        for (int k = 0; k < 100; k++) /* the sends out of this process first */
+        /* the sends done, then 100 ms more of progress: nothing unread in this process makes
+         * its sockets reset when it dies, and what it sent gets out */
+        const double until = now_seconds() + 2.0;
+        for (int i = 0; i < r->p && now_seconds() < until; i++)
+            while (r->slots[i] != NULL && r->slots[i]->send_posted &&
+                   !tp_op_done(r->slots[i]->send_op) && now_seconds() < until)
+                tp_progress(r->ctx->tp);
+        for (const double t = now_seconds() + 0.1; now_seconds() < t;)
             tp_progress(r->ctx->tp);
         raise(SIGKILL);
     }
@@ -271,33 +329,32 @@ static ucoll_status_t coordinate(shrink_record_t *r, double deadline)
     memcpy(used, r->ctx->comm_ids_used, sizeof(used));
     r->coord = r->me;
     unsigned char *heard = calloc((size_t)r->p, 1);
-    if (heard == NULL)
+    uint64_t *failed_union = calloc(r->words - W_FAILED, sizeof(uint64_t));
+    if (heard == NULL || failed_union == NULL) {
+        free(heard);
+        free(failed_union);
         return UCOLL_ERR_NO_MEMORY;
+    }
     int waiting = 0;
     for (int i = 0; i < r->p; i++)
         if (i != r->me && !member_failed(r, i)) {
             post_recv(r, i, shrink_tag(r, i, r->me));
-            waiting++;
+            waiting += recv_posted(r, i);
         }
     const uint64_t *adopted = NULL;
     unsigned idle = 0;
     ucoll_status_t st = UCOLL_OK;
-    uint64_t *failed_union = calloc(r->words - W_FAILED, sizeof(uint64_t));
-    if (failed_union == NULL) {
-        free(heard);
-        return UCOLL_ERR_NO_MEMORY;
-    }
     while (waiting > 0) {
         for (int i = 0; i < r->p; i++) {
             int ok;
-            if (r->recv_state[i] != OP_POSTED || !recv_ended(r, i, &ok))
+            if (!recv_posted(r, i) || !recv_ended(r, i, &ok))
                 continue;
             waiting--;
             if (!ok)
                 continue;
-            const uint64_t *m = buf_of(r->recv_bufs, r, i);
+            const uint64_t *m = r->slots[i]->recv_buf;
             heard[i] = 1 + (m[W_DECIDED] != 0);
-            if (m[W_DECIDED])
+            if (m[W_DECIDED] != 0)
                 adopted = m;
             for (size_t w = 0; w < COMM_ID_WORDS; w++)
                 used[w] |= m[W_USED + w];
@@ -320,16 +377,10 @@ static ucoll_status_t coordinate(shrink_record_t *r, double deadline)
             uint32_t id = 0;
             while (id < UCOLL_MAX_COMMS && bit(used, (int)id))
                 id++;
-            if (id >= UCOLL_MAX_COMMS) {
-                fprintf(stderr, "ucoll: ucoll_comm_shrink: all %d communicator ids are taken\n",
-                        UCOLL_MAX_COMMS - 2);
-                st = UCOLL_ERR_NOT_SUPPORTED; /* those who wait for it time out, or fail */
-            }
             d[W_ID] = id;
-            d[W_DECIDED] = 1;
+            d[W_DECIDED] = id < UCOLL_MAX_COMMS ? DECIDED : NO_ID;
         }
-        if (st == UCOLL_OK)
-            send_decision(r, heard);
+        send_decision(r, heard);
     }
     free(heard);
     free(failed_union);
@@ -357,7 +408,7 @@ static ucoll_status_t take_part(shrink_record_t *r, double deadline)
         int ok = 0;
         for (;;) {
             reap_send(r, c);
-            if (recv_ended(r, c, &ok) || bit(r->failed, c))
+            if (bit(r->failed, c) || recv_ended(r, c, &ok))
                 break;
             if ((st = wait_pass(r->ctx, &idle, deadline)) != UCOLL_INPROGRESS)
                 break;
@@ -366,7 +417,7 @@ static ucoll_status_t take_part(shrink_record_t *r, double deadline)
         if (st != UCOLL_OK)
             break;
         if (ok && !bit(r->failed, c)) {
-            memcpy(r->decision, buf_of(r->recv_bufs, r, c), msg_bytes(r));
+            memcpy(r->decision, r->slots[c]->recv_buf, msg_bytes(r));
             r->coord = c;
             break;
         }
@@ -380,8 +431,9 @@ static ucoll_status_t take_part(shrink_record_t *r, double deadline)
 /* after the call: the record's part in later coordinators' rounds */
 static void record_progress(shrink_record_t *r)
 {
-    for (int i = 0; i < r->p; i++)
-        reap_send(r, i);
+    if (r->nposted > 0)
+        for (int i = 0; i < r->p; i++)
+            reap_send(r, i);
     if (!r->answering && r->coord != r->me && member_failed(r, r->coord)) {
         const int next = lowest_alive(r);
         r->coord = next;
@@ -394,12 +446,12 @@ static void record_progress(shrink_record_t *r)
             post_send(r, next, r->decision, shrink_tag(r, r->me, next));
         }
     }
-    if (r->answering)
+    if (r->answering && r->nposted > 0)
         for (int i = 0; i < r->p; i++) {
             int ok;
-            if (r->recv_state[i] != OP_POSTED || !recv_ended(r, i, &ok))
+            if (!recv_posted(r, i) || !recv_ended(r, i, &ok))
                 continue;
-            if (ok && buf_of(r->recv_bufs, r, i)[W_DECIDED] == 0)
+            if (ok && r->slots[i]->recv_buf[W_DECIDED] == 0)
                 post_send(r, i, r->decision, shrink_tag(r, r->me, r->me));
         }
 }
@@ -410,17 +462,18 @@ void shrink_progress(ucoll_ctx_t *ctx)
         return;
     ctx->shrink_passes = 0;
     for (shrink_record_t *r = ctx->shrink_records; r != NULL; r = r->next)
-        if (r->decision[W_DECIDED])
+        if (r->live)
             record_progress(r);
 }
 
 void shrink_end_ops(ucoll_ctx_t *ctx)
 {
     for (shrink_record_t *r = ctx->shrink_records; r != NULL; r = r->next) {
-        r->decision[W_DECIDED] = 0;
+        r->live = 0;
         for (int i = 0; i < r->p; i++) {
             end_recv(r, i);
-            if (r->send_state[i] == OP_POSTED && !tp_op_done(tp_op_at(r->send_ops, i)))
+            if (r->slots[i] != NULL && r->slots[i]->send_posted &&
+                !tp_op_done(r->slots[i]->send_op))
                 tp_close_by_force(ctx->tp); /* a send still queued: its peer may have left */
             end_send(r, i);
         }
@@ -438,11 +491,26 @@ void shrink_free_all(ucoll_ctx_t *ctx)
 
 ucoll_status_t shrink_agree(ucoll_comm_t *comm, double deadline, uint64_t **failed, uint32_t *id)
 {
+    if (comm->shrinks >= 8) {
+        fprintf(stderr,
+                "ucoll: ucoll_comm_shrink: a communicator can be shrunk 8 times (shrink the "
+                "communicator the last shrink gave instead)\n");
+        return UCOLL_ERR_NOT_SUPPORTED;
+    }
     shrink_record_t *r = record_new(comm);
     if (r == NULL)
         return UCOLL_ERR_NO_MEMORY;
+    comm->shrinks++;
+    comm->shrunk = 1; /* its id stays taken: the record may still talk with its tags */
     ucoll_ctx_t *ctx = comm->ctx;
     ucoll_status_t st = r->p == 1 ? coordinate(r, deadline) : take_part(r, deadline);
+    /* a decision, even one that leaves this rank out or found no id, is handed on later */
+    r->live = st == UCOLL_OK;
+    if (st == UCOLL_OK && r->decision[W_DECIDED] == NO_ID) {
+        fprintf(stderr, "ucoll: ucoll_comm_shrink: all %d communicator ids are taken\n",
+                UCOLL_MAX_COMMS - 2);
+        st = UCOLL_ERR_NOT_SUPPORTED;
+    }
     if (st == UCOLL_OK && bit(r->decision + W_FAILED, r->me)) {
         fprintf(stderr,
                 "ucoll: ucoll_comm_shrink: rank %d of the communicator was found failed by the "
@@ -459,9 +527,7 @@ ucoll_status_t shrink_agree(ucoll_comm_t *comm, double deadline, uint64_t **fail
             *id = (uint32_t)r->decision[W_ID];
         }
     }
-    if (st != UCOLL_OK)
-        r->decision[W_DECIDED] = 0; /* no part in later rounds: its ops end at finalize */
-    /* kept either way: its sends may still be in flight, a decision may be asked for */
+    /* kept either way: its sends may still be in flight, its decision may be asked for */
     r->next = ctx->shrink_records;
     ctx->shrink_records = r;
     return st;

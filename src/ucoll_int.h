@@ -69,6 +69,7 @@ struct ucoll_comm {
     uint32_t seq;     /* next collective sequence number */
     int revoked;      /* a collective failed here: no more on it, its id is never released */
     unsigned shrinks; /* ucoll_comm_shrink calls on it so far (its messages' generation) */
+    int shrunk;       /* shrunk at least once: its id is never released (shrink.c) */
     /* active requests in start order: the oldest one bounds the next start (tag.h) */
     struct ucoll_request *oldest, *newest;
     alg_choice_t alg[UCOLL_NCOLLS];

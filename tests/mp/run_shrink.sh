@@ -9,7 +9,12 @@
 #     --ops and wrong=0, and came back from ucoll_finalize;
 #   - mpirun ended by itself within the launch limit;
 #   - with --coordinator, every survivor shrank exactly twice if the dying coordinator sent its
-#     decision to anyone, else once.
+#     decision to anyone, else once; with one victim, exactly once;
+#   - ucoll_finalize returned within 7 s (it waits up to 2 s for the other survivors).
+# --finalize-only: the victim dies right after ucoll_init, before anyone talked to it, and the
+# survivors call ucoll_finalize at once without UCOLL_TIMEOUT: each must get PEER_FAILED from
+# it within the same 7 s (some of them never talked to the victim: they learn of it only
+# through the others).
 # Prints one line per launch and a last line "shrink np=N victims=K: ... verdict: PASS|FAIL";
 # exits 0 only on PASS. Records and logs stay in a directory under /tmp (printed).
 #
@@ -17,11 +22,11 @@
 # coordinator, after sending the decision to some of the others (shrink_test.c).
 #
 # Usage: run_shrink.sh [--np N] [--victims K] [--reps R] [--seed S] [--ops OPS] [--coordinator]
-#                      [--bin PROGRAM]
+#                      [--finalize-only] [--bin PROGRAM]
 #   defaults: N=6, K=1, R=20, S=1, OPS=1000, PROGRAM=tests/mp/shrink_test
 set -uo pipefail
 
-np=6 victims=1 reps=20 seed=1 ops=1000 bin="" coord=0
+np=6 victims=1 reps=20 seed=1 ops=1000 bin="" coord=0 fin_only=0
 while [ $# -gt 0 ]; do
     case $1 in
     --np) np=$2; shift 2 ;;
@@ -31,6 +36,7 @@ while [ $# -gt 0 ]; do
     --ops) ops=$2; shift 2 ;;
     --bin) bin=$2; shift 2 ;;
     --coordinator) coord=1; shift ;;
+    --finalize-only) fin_only=1; shift ;;
     *)
         sed -n '2,/^set /p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
         exit 2
@@ -60,6 +66,8 @@ export OMPI_MCA_oob_tcp_if_include="${OMPI_MCA_oob_tcp_if_include:-lo}"
 export UCOLL_TIMEOUT="${UCOLL_TIMEOUT:-20}"
 export UCX_KEEPALIVE_INTERVAL="${UCX_KEEPALIVE_INTERVAL:-1s}"
 limit=$((UCOLL_TIMEOUT * 3 + 60))
+# finalize after a death waits up to 2 s for the other survivors; 5 s more of margin under load
+fin_bound=7
 
 work=$(mktemp -d /tmp/ucoll-shrink.XXXXXX)
 fwd=()
@@ -75,7 +83,7 @@ for ((i = 0; i < reps; i++)); do
     mkdir -p "$d"
     t0=$SECONDS
     setsid timeout -k 5 "$limit" mpirun -np "$np" --enable-recovery "${fwd[@]}" \
-        "$bin" --seed "$s" --dir "$d" --victims "$victims" --ops "$ops" --coordinator "$coord" >"$d/log" 2>&1 </dev/null &
+        "$bin" --seed "$s" --dir "$d" --victims "$victims" --ops "$ops" --coordinator "$coord" --finalize-only "$fin_only" >"$d/log" 2>&1 </dev/null &
     pid=$!
     wait "$pid"
     rc=$?
@@ -98,6 +106,7 @@ for ((i = 0; i < reps; i++)); do
     # decides anew without it
     sends=$(cat "$d"/victim-* 2>/dev/null | sed -n 's/.* sends=\(-\{0,1\}[0-9]*\)$/\1/p')
     nshr='[0-9]*'
+    [ "$victims" = 1 ] && nshr=1
     if [ "$coord" = 1 ]; then
         case $sends in '') err="$err no-coordinator-record" ;; 0) nshr=1 ;; *) nshr=2 ;; esac
     fi
@@ -110,8 +119,18 @@ for ((i = 0; i < reps; i++)); do
             err="$err rank$r:no-record"
             continue
         fi
-        grep -q "^rank=$r $want\$" "$f" || err="$err rank$r:$(head -1 "$f" | tr ' ' ',')"
-        grep -q '^fin_status=' "$f" || err="$err rank$r:no-finalize-record"
+        if [ "$fin_only" = 1 ]; then
+            grep -q '^fin_status=UCOLL_ERR_PEER_FAILED ' "$f" ||
+                err="$err rank$r:$(tail -1 "$f" | tr ' ' ',')"
+        else
+            grep -q "^rank=$r $want\$" "$f" || err="$err rank$r:$(head -1 "$f" | tr ' ' ',')"
+        fi
+        fin_s=$(sed -n 's/^fin_status=.* fin_s=\([0-9.]*\)$/\1/p' "$f")
+        if [ -z "$fin_s" ]; then
+            err="$err rank$r:no-finalize-record"
+        elif ! awk -v s="$fin_s" -v b="$fin_bound" 'BEGIN { exit !(s <= b) }'; then
+            err="$err rank$r:finalize-took-${fin_s}s"
+        fi
         shr="$shr$(sed -n 's/.* shrinks=\([0-9]*\) .*/\1/p' "$f")"
     done
     line="seed $s: victims${dead}modes=${modes%,} shrinks=$shr launch=$((SECONDS - t0))s"
@@ -127,6 +146,7 @@ verdict=PASS
 [ "$fails" = 0 ] || verdict=FAIL
 label=""
 [ "$coord" = 0 ] || label=" coordinator"
+[ "$fin_only" = 0 ] || label=" finalize-only"
 echo "shrink np=$np victims=$victims$label: $((reps - fails)) of $reps launches ok (records in $work)," \
     "verdict: $verdict"
 [ "$verdict" = PASS ]

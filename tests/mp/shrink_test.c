@@ -6,6 +6,7 @@
  * launches it with different seeds and judges the records.
  *
  * Usage: shrink_test --seed S --dir DIR [--victims K] [--ops N] [--coordinator 1]
+ *                    [--finalize-only 1]
  *        (K = 1, N = 1000; --coordinator needs K = 2)
  * Every rank derives the same plan from the seed: K distinct victims, each with a way to die:
  *   before   raise(SIGKILL) just before the call of iteration I (0 <= I < 40);
@@ -28,7 +29,9 @@
  *   DIR/pid-R      the process id of rank R
  *   DIR/victim-R   mode=M iter=I
  *   DIR/rank-R     rank=R status=NAME shrinks=S final_size=N members_ok=0|1 ops=N wrong=W
- *                  then, after ucoll_finalize: fin_status=NAME
+ *                  then, after ucoll_finalize: fin_status=NAME fin_s=SECONDS
+ * (--finalize-only: the victim dies right after ucoll_init; the others call ucoll_finalize at
+ * once, with UCOLL_TIMEOUT unset, and record only rank=R finalize_only=1 and the fin line)
  * status: the first error that ended the test for this rank (UCOLL_OK if none); members_ok:
  * the final communicator's members, gathered from it, are exactly the non-victims in order.
  */
@@ -284,6 +287,10 @@ static ucoll_status_t run_one(ucoll_comm_t *comm, ucoll_coll_t coll, long it, co
  * its first ucoll_comm_shrink as the coordinator (UCOLL_TEST_SHRINK_KILL: after sending the
  * decision to `tests` members, the lowest ones first, or to -tests, the highest first) */
 static int coordinator_dies;
+/* --finalize-only: the victim dies right after ucoll_init, before anyone talked to it, and the
+ * others go straight to ucoll_finalize without UCOLL_TIMEOUT: it must still return (its wait
+ * for the other survivors is bounded), with PEER_FAILED */
+static int finalize_only;
 
 static int parse_args(int argc, char **argv, uint64_t *seed, long *ops)
 {
@@ -297,6 +304,8 @@ static int parse_args(int argc, char **argv, uint64_t *seed, long *ops)
             dir = argv[i + 1];
         } else if (strcmp(argv[i], "--victims") == 0) {
             nvictims = atoi(argv[i + 1]);
+        } else if (strcmp(argv[i], "--finalize-only") == 0) {
+            finalize_only = atoi(argv[i + 1]);
         } else if (strcmp(argv[i], "--coordinator") == 0) {
             coordinator_dies = atoi(argv[i + 1]);
         } else if (strcmp(argv[i], "--ops") == 0) {
@@ -339,10 +348,12 @@ int main(int argc, char **argv)
     long ops;
     if (!parse_args(argc, argv, &seed, &ops)) {
         fprintf(stderr, "usage: shrink_test --seed S --dir DIR [--victims 1|2] [--ops N] "
-                        "[--coordinator 1 (with --victims 2)]\n");
+                        "[--coordinator 1 (with --victims 2)] [--finalize-only 1]\n");
         return 2;
     }
     ucoll_comm_t *world;
+    if (finalize_only)
+        unsetenv("UCOLL_TIMEOUT");
     ucoll_status_t st = ucoll_init(&world);
     if (st != UCOLL_OK) {
         fprintf(stderr, "shrink_test: ucoll_init: %s\n", mpt_status_name(st));
@@ -362,6 +373,18 @@ int main(int argc, char **argv)
     snprintf(name, sizeof(name), "pid-%d", world_rank);
     write_record(name, text);
     const victim_t *mine = my_plan();
+    if (finalize_only) {
+        if (mine != NULL)
+            die(mine, -1);
+        nanosleep(&(struct timespec){0, 300000000}, NULL); /* (the victim is gone) */
+        const double t0 = now_s();
+        st = ucoll_finalize(world);
+        snprintf(text, sizeof(text), "rank=%d finalize_only=1\nfin_status=%s fin_s=%.3f\n",
+                 world_rank, mpt_status_name(st), now_s() - t0);
+        snprintf(name, sizeof(name), "rank-%d", world_rank);
+        write_record(name, text);
+        return 0;
+    }
 
     /* every pair talks once before anyone dies: a rank notices a dead peer it has talked to */
     st = run_one(world, UCOLL_COLL_ALLTOALL, -1, NULL);
@@ -461,8 +484,9 @@ int main(int argc, char **argv)
     write_record(name, text);
     if (comm != world)
         ucoll_comm_free(comm);
+    const double t0 = now_s();
     st = ucoll_finalize(world);
-    snprintf(text, sizeof(text), "fin_status=%s\n", mpt_status_name(st));
+    snprintf(text, sizeof(text), "fin_status=%s fin_s=%.3f\n", mpt_status_name(st), now_s() - t0);
     write_record(name, text);
     return 0;
 }
