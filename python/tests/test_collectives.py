@@ -220,6 +220,19 @@ def test_shrink_without_failure(world):
     sub.Free()
 
 
+def test_shrink_limit(world):
+    # the messages' generation field allows 8 shrinks of one communicator; the 9th is refused
+    # on every rank, sending nothing
+    sub = world.Split(0, 0)
+    for _ in range(8):
+        sub.Shrink().Free()
+    with pytest.raises(ucoll.UcollError) as e:
+        sub.Shrink()
+    assert e.value.status == ucoll.ERR_NOT_SUPPORTED
+    sub.Barrier()
+    sub.Free()
+
+
 def test_set_algorithm(world):
     p, me = world.size, world.rank
     for alg in ["rhrd", "ring", "auto"]:
