@@ -288,7 +288,10 @@ ucoll_status_t ucoll_init_thread(const ucoll_oob_t *oob, ucoll_thread_level_t re
  * collectives, the finalize barrier included, sent to or received from); S: on-host peers'
  * rings mapped (peers sent a message of at most 4096 bytes through them); A: peer addresses
  * fetched from PMIx (0 with ucoll_init_oob: the init allgather brought them); U, M: messages
- * (segments) this rank posted for sending through UCX and through the on-host rings. */
+ * (segments) this rank posted for sending through UCX and through the on-host rings.
+ * After a member of world died (its barrier fails: UCOLL_ERR_PEER_FAILED), the survivors wait
+ * up to 2 s for each other here (within UCOLL_TIMEOUT) before any closes its connections, so
+ * that none fails the collectives other survivors still run on a shrunk communicator. */
 ucoll_status_t ucoll_finalize(ucoll_comm_t *world);
 
 /* rank/size of the calling process in comm; -1 for a NULL or finalized comm */
@@ -296,6 +299,15 @@ int ucoll_comm_rank(const ucoll_comm_t *comm);
 int ucoll_comm_size(const ucoll_comm_t *comm);
 ucoll_status_t ucoll_comm_split(ucoll_comm_t *comm, int color, int key, ucoll_comm_t **newcomm);
 ucoll_status_t ucoll_comm_free(ucoll_comm_t *comm);
+/* After a failure (UCOLL_ERR_PEER_FAILED, or TIMED_OUT): collective over the members of comm
+ * that are alive, revoked or not. They agree on the members found failed and get, each,
+ * *newcomm: the others, ranks renumbered in comm's order, comm's algorithm choices. Members
+ * that fail during the call are left out or, if they failed after the agreement, stay in (a
+ * collective on *newcomm then fails with PEER_FAILED: shrink again). Every member that gets
+ * OK gets the same communicator; a member that the others found failed gets PEER_FAILED. The
+ * agreement keeps running inside later ucoll calls, answering members that are still in it.
+ * Bounded by UCOLL_TIMEOUT (TIMED_OUT). comm itself stays as it was (ucoll_comm_free it). */
+ucoll_status_t ucoll_comm_shrink(ucoll_comm_t *comm, ucoll_comm_t **newcomm);
 
 /* algorithm choice, collectively and with equal arguments on every rank; "auto" = default.
  * Also read at init from UCOLL_EXSCAN_ALG, UCOLL_SCAN_ALG, UCOLL_REDUCE_ALG,

@@ -39,6 +39,8 @@ static ucoll_comm_t *g_dead_comms;
 
 /* the tag's comm id of ucoll_finalize's barrier; no communicator gets it */
 enum { FINALIZE_COMM_ID = UCOLL_MAX_COMMS - 1 };
+/* after a failure, how long finalize waits for the other survivors at most */
+#define FINALIZE_SYNC_S 2.0
 
 static ucoll_comm_t *comm_new(ucoll_ctx_t *ctx, int rank, int size, uint32_t id)
 {
@@ -358,6 +360,7 @@ static ucoll_status_t finalize_locked(ucoll_comm_t *world)
      * space of its own: after a failed collective the ranks' sequence numbers disagree, and a
      * barrier numbered like the user's collectives would match the messages of a rank still
      * inside one (which would then get UCOLL_ERR_TRUNCATED instead of the failure). */
+    const double timeout = ctx->cfg.timeout_s, start = now_seconds();
     ucoll_status_t st = UCOLL_ERR_NO_MEMORY;
     ucoll_comm_t *fin = comm_new(ctx, world->rank, world->size, FINALIZE_COMM_ID);
     if (fin != NULL) {
@@ -367,9 +370,25 @@ static ucoll_status_t finalize_locked(ucoll_comm_t *world)
         comm_kill(fin);
         free(fin);
     }
+    /* a member died: the survivors still try to leave together. One that closed its
+     * endpoints or exited now would fail the collectives other survivors still run with it (on
+     * a shrunk communicator), so it first waits, in ucoll_comm_shrink's agreement over world,
+     * until every survivor has come here, for FINALIZE_SYNC_S at most (within UCOLL_TIMEOUT):
+     * a survivor stuck in this barrier for a peer it never talked to (so it cannot see it died)
+     * learns of the failure only when the others leave. */
+    if (st == UCOLL_ERR_PEER_FAILED) {
+        double until = now_seconds() + FINALIZE_SYNC_S;
+        if (timeout > 0 && start + timeout < until)
+            until = start + timeout;
+        uint64_t *failed = NULL;
+        uint32_t id;
+        if (until > now_seconds() && shrink_agree(world, until, &failed, &id) == UCOLL_OK)
+            free(failed);
+    }
     while (ctx->active != NULL)
         exec_abort(ctx->active, UCOLL_ERR_STATE);
     coll_release_requests(ctx);
+    shrink_end_ops(ctx);
     /* after a failed barrier (a dead peer, a timeout) the fence would wait for the dead */
     ucoll_status_t fst = st == UCOLL_OK ? ctx->bs->fence(ctx->bs) : UCOLL_OK;
     if (st != UCOLL_OK)
@@ -397,6 +416,7 @@ static ucoll_status_t finalize_locked(ucoll_comm_t *world)
         fprintf(stderr, "ucoll: rank %d shm sent %llu received %llu unexpected %llu\n",
                 ctx->bs->rank, ts.shm_sent, ts.shm_received, ts.shm_unexpected);
     tp_destroy(ctx->tp);
+    shrink_free_all(ctx); /* (UCX may read an abandoned send's buffer until tp_destroy) */
     ctx->bs->finalize(ctx->bs);
     free(ctx);
     g_ctx = NULL;
@@ -556,6 +576,51 @@ out:
     return st;
 }
 
+/* the survivors' agreement (shrink.c), then the comm of the members it did not find failed,
+ * in comm's order, with the agreed id and comm's algorithm choices */
+static ucoll_status_t comm_shrink_locked(ucoll_comm_t *comm, ucoll_comm_t **newcomm)
+{
+    if (comm == NULL || newcomm == NULL)
+        return UCOLL_ERR_INVALID_ARG;
+    if (comm->magic == COMM_DEAD)
+        return UCOLL_ERR_STATE;
+    if (comm->magic != COMM_MAGIC)
+        return UCOLL_ERR_INVALID_ARG;
+    ucoll_ctx_t *ctx = comm->ctx;
+    uint64_t *failed = NULL;
+    uint32_t id = 0;
+    const double timeout = ctx->cfg.timeout_s;
+    ucoll_status_t st = shrink_agree(comm, timeout > 0 ? now_seconds() + timeout : 0, &failed, &id);
+    if (st != UCOLL_OK)
+        return st;
+    int n = 0, my_new_rank = -1;
+    for (int i = 0; i < comm->size; i++)
+        if (!(failed[i / 64] >> (i % 64) & 1)) {
+            if (i == comm->rank)
+                my_new_rank = n;
+            n++;
+        }
+    const uint64_t bit = UINT64_C(1) << (id % 64);
+    if (ctx->comm_ids_used[id / 64] & bit) { /* the agreement takes ids no member uses */
+        fprintf(stderr, "ucoll: ucoll_comm_shrink: the agreed id %u is in use here\n", id);
+        free(failed);
+        return UCOLL_ERR_STATE;
+    }
+    ucoll_comm_t *nc = comm_new(ctx, my_new_rank, n, id);
+    if (nc == NULL) {
+        free(failed);
+        return UCOLL_ERR_NO_MEMORY;
+    }
+    ctx->comm_ids_used[id / 64] |= bit;
+    for (int i = 0, k = 0; i < comm->size; i++)
+        if (!(failed[i / 64] >> (i % 64) & 1))
+            nc->world_rank[k++] = comm->world_rank[i];
+    memcpy(nc->alg, comm->alg, sizeof(nc->alg));
+    free(failed);
+    *newcomm = nc;
+    return UCOLL_OK;
+}
+
 static ucoll_status_t comm_free_locked(ucoll_comm_t *comm)
 {
     if (comm == NULL)
@@ -568,7 +633,9 @@ static ucoll_status_t comm_free_locked(ucoll_comm_t *comm)
         if (r->comm == comm)
             return UCOLL_ERR_STATE; /* collectives still running on it */
     ucoll_ctx_t *ctx = comm->ctx;
-    if (!comm->revoked) /* a revoked one's late messages may still come: its id stays taken */
+    /* a revoked one's late messages may still come, and a shrunk one's agreement may still
+     * talk: their ids stay taken */
+    if (!comm->revoked && !comm->shrunk)
         ctx->comm_ids_used[comm->id / 64] &= ~(UINT64_C(1) << (comm->id % 64));
     comm_kill(comm);
     /* off the live list, onto the end of the freed ones */
@@ -636,6 +703,16 @@ UCOLL_EXPORT ucoll_status_t ucoll_comm_split(ucoll_comm_t *comm, int color, int 
         return UCOLL_ERR_STATE;
     entry_lock();
     ucoll_status_t st = comm_split_locked(comm, color, key, newcomm);
+    entry_unlock();
+    return st;
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_comm_shrink(ucoll_comm_t *comm, ucoll_comm_t **newcomm)
+{
+    if (api_guard() != UCOLL_OK)
+        return UCOLL_ERR_STATE;
+    entry_lock();
+    ucoll_status_t st = comm_shrink_locked(comm, newcomm);
     entry_unlock();
     return st;
 }

@@ -592,6 +592,8 @@ static unsigned progress_except(ucoll_ctx_t *ctx, const ucoll_request_t *skip)
 {
     credit_time_outside(ctx);
     unsigned events = tp_progress(ctx->tp);
+    if (__builtin_expect(ctx->shrink_records != NULL, 0))
+        shrink_progress(ctx);
     for (ucoll_request_t *r = ctx->active, *next; r != NULL; r = next) {
         next = r->next_active; /* r may leave the list */
         if (r != skip)

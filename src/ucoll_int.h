@@ -47,6 +47,7 @@ typedef struct {
 const config_var_t *config_vars(size_t *n);
 
 typedef struct ucoll_ctx ucoll_ctx_t;
+typedef struct shrink_record shrink_record_t;
 
 enum { COMM_MAGIC = 0x75636f6c, COMM_DEAD = 0x64656164 };
 /* freed comms kept allocated (dead) so that use after ucoll_comm_free is answered with
@@ -63,10 +64,12 @@ struct ucoll_comm {
     uint32_t magic;
     ucoll_ctx_t *ctx;
     int rank, size;
-    int *world_rank; /* comm rank -> transport peer */
-    uint32_t id;     /* tag field */
-    uint32_t seq;    /* next collective sequence number */
-    int revoked;     /* a collective failed here: no more on it, its id is never released */
+    int *world_rank;  /* comm rank -> transport peer */
+    uint32_t id;      /* tag field */
+    uint32_t seq;     /* next collective sequence number */
+    int revoked;      /* a collective failed here: no more on it, its id is never released */
+    unsigned shrinks; /* ucoll_comm_shrink calls on it so far (its messages' generation) */
+    int shrunk;       /* shrunk at least once: its id is never released (shrink.c) */
     /* active requests in start order: the oldest one bounds the next start (tag.h) */
     struct ucoll_request *oldest, *newest;
     alg_choice_t alg[UCOLL_NCOLLS];
@@ -177,6 +180,10 @@ struct ucoll_ctx {
     /* gamma (ns per byte) of each predefined op on each dtype, agreed at init; 0 where the op
      * does not apply to the dtype */
     double gamma_ns[UCOLL_NOPS][UCOLL_NDTYPES];
+    /* every ucoll_comm_shrink of this process (shrink.c): each keeps its decision for members
+     * that ask for it later */
+    shrink_record_t *shrink_records;
+    unsigned shrink_passes;
 };
 
 /* executor (exec.c) */
@@ -221,6 +228,16 @@ void select_comm_cleanup(ucoll_comm_t *comm);
 /* at init (measure.c): alpha, beta and every predefined (op, dtype)'s gamma, measured on world
  * and agreed in one allreduce, or taken from the environment (all three set: no collective) */
 ucoll_status_t measure_cost_model(ucoll_ctx_t *ctx);
+
+/* ucoll_comm_shrink's agreement (shrink.c), given up at deadline (now_seconds(); 0: never)
+ * with UCOLL_ERR_TIMED_OUT: OK with the members found failed (a malloc'ed
+ * bitmap, bit i = comm rank i) and the new comm's id, the same on every member that gets OK.
+ * shrink_progress runs with every progress pass; at finalize shrink_end_ops ends what is in
+ * flight before the transport goes, shrink_free_all frees the records after it. */
+ucoll_status_t shrink_agree(ucoll_comm_t *comm, double deadline, uint64_t **failed, uint32_t *id);
+void shrink_progress(ucoll_ctx_t *ctx);
+void shrink_end_ops(ucoll_ctx_t *ctx);
+void shrink_free_all(ucoll_ctx_t *ctx);
 
 /* agreement among ranks (agree.c). At init: the settings that change which messages a rank
  * sends, compared across world before any other collective; a mismatch is named on stderr and

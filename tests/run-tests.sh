@@ -586,6 +586,23 @@ run_job "fault: SIGKILL of a rank, np=4, UCOLL_FAILURE_DETECTION=ucx" none 400 \
     "UCOLL_FAILURE_DETECTION=ucx" tests/mp/run_fault.sh --np 4 --reps "$fault_reps" --seed 201
 run_job "fault: SIGKILL of a rank, np=6 as 2 hosts" none 500 "UCOLL_TEST_HOSTS=2" \
     tests/mp/run_fault.sh --np 6 --reps "$fault_reps" --seed 301
+# shrink: tests/mp/run_shrink.sh launches tests/mp/shrink_test on 6 ranks, one or two of them
+# SIGKILLed before, inside or between collectives (or, by a timer, anywhere, a shrink included);
+# the survivors must shrink to exactly themselves and run 1000 verified collectives of all 16
+# kinds. Then the second victim is the coordinator of the survivors' shrink, dying after it gave
+# its decision to some of them (the others take it over), on one host and on 2 simulated hosts.
+# ucoll_finalize after a death waits up to 2 s for the other survivors: every finalize within 7 s.
+run_job "shrink: 1 of 6 ranks killed, $fault_reps launches" none 500 "" \
+    tests/mp/run_shrink.sh --np 6 --victims 1 --reps "$fault_reps" --seed 1
+run_job "shrink: 2 of 6 ranks killed, $fault_reps launches" none 500 "" \
+    tests/mp/run_shrink.sh --np 6 --victims 2 --reps "$fault_reps" --seed 101
+run_job "shrink: the coordinator dies in the agreement, $fault_reps launches" none 500 "" \
+    tests/mp/run_shrink.sh --np 6 --victims 2 --coordinator --reps "$fault_reps" --seed 201
+run_job "shrink: the coordinator dies, np=6 as 2 hosts" none 500 "UCOLL_TEST_HOSTS=2" \
+    tests/mp/run_shrink.sh --np 6 --victims 2 --coordinator --reps 10 --seed 301
+# finalize right after a death nobody saw, with no UCOLL_TIMEOUT: bounded, PEER_FAILED everywhere
+run_job "shrink: finalize after an unseen death, np=8, 5 launches" none 300 "" \
+    tests/mp/run_shrink.sh --np 8 --victims 1 --finalize-only --reps 5 --seed 401
 # an auto exscan started on one comm while other ranks are in a barrier on another: no call
 # may block on a collective of its own (UCOLL_TIMEOUT turns a hang into an error)
 for np in 3 4 5; do

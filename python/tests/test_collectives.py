@@ -209,6 +209,30 @@ def test_split(world):
     assert e.value.status == ucoll.ERR_STATE
 
 
+def test_shrink_without_failure(world):
+    # nobody failed: the same members in the same order, a communicator of its own
+    me, p = world.rank, world.size
+    sub = world.Shrink()
+    assert (sub.size, sub.rank) == (p, me)
+    out = np.zeros(N, np.int64)
+    sub.Allreduce(inp(me), out)
+    assert np.array_equal(out, sum(inp(r) for r in range(p)))
+    sub.Free()
+
+
+def test_shrink_limit(world):
+    # the messages' generation field allows 8 shrinks of one communicator; the 9th is refused
+    # on every rank, sending nothing
+    sub = world.Split(0, 0)
+    for _ in range(8):
+        sub.Shrink().Free()
+    with pytest.raises(ucoll.UcollError) as e:
+        sub.Shrink()
+    assert e.value.status == ucoll.ERR_NOT_SUPPORTED
+    sub.Barrier()
+    sub.Free()
+
+
 def test_set_algorithm(world):
     p, me = world.size, world.rank
     for alg in ["rhrd", "ring", "auto"]:

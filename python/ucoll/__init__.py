@@ -238,6 +238,13 @@ class Comm:
                "split")
         return Comm(out)
 
+    def Shrink(self):
+        """After a failure (ERR_PEER_FAILED): the communicator of the members still alive,
+        agreed by all of them (collective over the survivors)."""
+        out = ctypes.c_void_p()
+        _check(_C.ucoll_comm_shrink(self._ptr(), ctypes.byref(out)), "comm_shrink")
+        return Comm(out)
+
     def Free(self):
         if self._world:
             raise UcollError(ERR_INVALID_ARG, "the world communicator is freed by finalize")

@@ -82,6 +82,7 @@ class Functions:
         bind("ucoll_comm_size", [_c_comm_p])
         bind("ucoll_comm_split", [_c_comm_p, _int, _int, _out])
         bind("ucoll_comm_free", [_c_comm_p])
+        bind("ucoll_comm_shrink", [_c_comm_p, _out])
         bind("ucoll_set_algorithm", [_c_comm_p, _int, ctypes.c_char_p])
         bind("ucoll_test", [_c_req_p])
         bind("ucoll_wait", [_c_req_p])
