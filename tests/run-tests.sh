@@ -785,6 +785,10 @@ if ucoll_san_build "$PWD" "$SAN_DIR" "$LOGDIR/asan-build.log"; then
     # called from a user op and from a forked child)
     run_job "asan+ubsan: badinput misuse np=3" 3 600 "$UCOLL_SAN_ENVS UCOLL_TIMEOUT=10" \
         "$SAN_DIR/obj/tests/mp/badinput_test" --only-misuse
+    # ucoll_comm_shrink's agreement with its coordinator dying in it, and finalize after that
+    run_job "asan+ubsan: shrink, the coordinator dies, 3 launches" none 300 "$UCOLL_SAN_ENVS" \
+        tests/mp/run_shrink.sh --np 6 --victims 2 --coordinator --reps 3 --seed 501 \
+        --bin "$SAN_DIR/obj/tests/mp/shrink_test"
 else
     fail "asan+ubsan build (tests/sanitize.sh) in $SAN_DIR" "$LOGDIR/asan-build.log"
 fi

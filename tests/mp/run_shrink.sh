@@ -10,7 +10,8 @@
 #   - mpirun ended by itself within the launch limit;
 #   - with --coordinator, every survivor shrank exactly twice if the dying coordinator sent its
 #     decision to anyone, else once; with one victim, exactly once;
-#   - ucoll_finalize returned within 7 s (it waits up to 2 s for the other survivors).
+#   - ucoll_finalize returned within 7 s (it waits up to 2 s for the other survivors);
+#   - the log holds no sanitizer report (for a --bin built with ASan/UBSan).
 # --finalize-only: the victim dies right after ucoll_init, before anyone talked to it, and the
 # survivors call ucoll_finalize at once without UCOLL_TIMEOUT: each must get PEER_FAILED from
 # it within the same 7 s (some of them never talked to the victim: they learn of it only
@@ -94,6 +95,9 @@ for ((i = 0; i < reps; i++)); do
     err=""
     [ "$rc" = 124 ] || [ "$rc" = 137 ] && err="$err mpirun-timed-out(${limit}s)"
     [ -f "$d/outlived" ] && err="$err ranks-alive-after-mpirun"
+    # a sanitized build (--bin): any report of ASan, LeakSanitizer or UBSan fails the launch
+    grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$d/log" &&
+        err="$err sanitizer-report"
     nv=$(ls "$d"/victim-* 2>/dev/null | wc -l)
     [ "$nv" = "$victims" ] || err="$err $nv-victim-records(want-$victims)"
     dead=" "
