@@ -77,7 +77,7 @@ for v in $(compgen -e | grep -E '^(UCX_|UCOLL_)'); do
 done
 pid=""
 trap '[ -z "$pid" ] || kill -KILL -- "-$pid" 2>/dev/null; exit 143' TERM INT
-fails=0
+fails=0 max_shrink=0 max_fin=0
 for ((i = 0; i < reps; i++)); do
     s=$((seed + i))
     d="$work/np$np-k$victims-seed$s"
@@ -115,6 +115,7 @@ for ((i = 0; i < reps; i++)); do
         case $sends in '') err="$err no-coordinator-record" ;; 0) nshr=1 ;; *) nshr=2 ;; esac
     fi
     want="status=UCOLL_OK shrinks=$nshr final_size=$((np - victims)) members_ok=1 ops=$ops wrong=0"
+    want="$want shrink_s=[0-9.]*"
     shr=""
     for ((r = 0; r < np; r++)); do
         case "$dead" in *" $r "*) continue ;; esac
@@ -136,6 +137,9 @@ for ((i = 0; i < reps; i++)); do
             err="$err rank$r:finalize-took-${fin_s}s"
         fi
         shr="$shr$(sed -n 's/.* shrinks=\([0-9]*\) .*/\1/p' "$f")"
+        t=$(sed -n 's/.* shrink_s=\([0-9.]*\)$/\1/p' "$f")
+        [ -n "$t" ] && max_shrink=$(awk -v a="$t" -v b="$max_shrink" 'BEGIN { print (a > b ? a : b) }')
+        [ -n "$fin_s" ] && max_fin=$(awk -v a="$fin_s" -v b="$max_fin" 'BEGIN { print (a > b ? a : b) }')
     done
     line="seed $s: victims${dead}modes=${modes%,} shrinks=$shr launch=$((SECONDS - t0))s"
     if [ -n "$err" ]; then
@@ -151,6 +155,6 @@ verdict=PASS
 label=""
 [ "$coord" = 0 ] || label=" coordinator"
 [ "$fin_only" = 0 ] || label=" finalize-only"
-echo "shrink np=$np victims=$victims$label: $((reps - fails)) of $reps launches ok (records in $work)," \
-    "verdict: $verdict"
+echo "shrink np=$np victims=$victims$label: $((reps - fails)) of $reps launches ok; max time in" \
+    "ucoll_comm_shrink ${max_shrink}s, max finalize ${max_fin}s (records in $work), verdict: $verdict"
 [ "$verdict" = PASS ]

@@ -29,6 +29,7 @@
  *   DIR/pid-R      the process id of rank R
  *   DIR/victim-R   mode=M iter=I
  *   DIR/rank-R     rank=R status=NAME shrinks=S final_size=N members_ok=0|1 ops=N wrong=W
+ *                  shrink_s=SECONDS (spent in ucoll_comm_shrink)
  *                  then, after ucoll_finalize: fin_status=NAME fin_s=SECONDS
  * (--finalize-only: the victim dies right after ucoll_init; the others call ucoll_finalize at
  * once, with UCOLL_TIMEOUT unset, and record only rank=R finalize_only=1 and the fin line)
@@ -405,6 +406,7 @@ int main(int argc, char **argv)
     const int want_size = world_size - nvictims;
     long it = 0, done_after = 0;
     int shrinks = 0;
+    double shrink_s = 0; /* time spent in ucoll_comm_shrink */
     ucoll_status_t end = UCOLL_OK;
     while (done_after < ops) {
         /* the sixteen kinds in turn (UCOLL_COLL_EXSCAN = 0 .. UCOLL_COLL_SCATTERV) */
@@ -442,7 +444,9 @@ int main(int argc, char **argv)
                 snprintf(name, sizeof(name), "victim-%d", world_rank);
                 write_record(name, text);
             }
+            const double t_shrink = now_s();
             ucoll_status_t sst = ucoll_comm_shrink(comm, &nc);
+            shrink_s += now_s() - t_shrink;
             if (sst != UCOLL_OK) {
                 end = sst;
                 break;
@@ -477,9 +481,10 @@ int main(int argc, char **argv)
             end = st;
     }
     snprintf(text, sizeof(text),
-             "rank=%d status=%s shrinks=%d final_size=%d members_ok=%d ops=%ld wrong=%ld\n",
+             "rank=%d status=%s shrinks=%d final_size=%d members_ok=%d ops=%ld wrong=%ld "
+             "shrink_s=%.3f\n",
              world_rank, mpt_status_name(end), shrinks, ucoll_comm_size(comm), members_ok,
-             done_after, wrong + mpt_tally.fails);
+             done_after, wrong + mpt_tally.fails, shrink_s);
     snprintf(name, sizeof(name), "rank-%d", world_rank);
     write_record(name, text);
     if (comm != world)
