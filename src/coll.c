@@ -352,7 +352,7 @@ static ucoll_status_t check_call(const ucoll_comm_t *comm, const coll_args_t *a,
     return check_args(comm, a);
 }
 
-/* what the schedule of a call depends on (zeroed padding: compared with memcmp) */
+/* what the schedule of a call depends on (the count arrays NULL where there are none) */
 static void sched_args_of(const ucoll_comm_t *comm, const coll_args_t *a, const layout_t *L,
                           int param, sched_args_t *sa)
 {
@@ -387,13 +387,17 @@ static int same_counts(const size_t *x, const size_t *y, int p)
     return x == NULL || y == NULL ? x == y : memcmp(x, y, (size_t)p * sizeof(*x)) == 0;
 }
 
+/* every field of sched_args_t but the count arrays */
+static int same_scalars(const sched_args_t *x, const sched_args_t *y)
+{
+    return x->rank == y->rank && x->size == y->size && x->root == y->root && x->count == y->count &&
+           x->elem_size == y->elem_size && x->param == y->param && x->commutative == y->commutative;
+}
+
 /* the v forms: a request's arrays are its own copies, so their contents are compared */
 static int same_v_schedule(const sched_args_t *x, const sched_args_t *y)
 {
-    return x->rank == y->rank && x->size == y->size && x->root == y->root && x->count == y->count &&
-           x->elem_size == y->elem_size && x->param == y->param &&
-           x->commutative == y->commutative &&
-           same_counts(x->send_counts, y->send_counts, x->size) &&
+    return same_counts(x->send_counts, y->send_counts, x->size) &&
            same_counts(x->send_displs, y->send_displs, x->size) &&
            same_counts(x->recv_counts, y->recv_counts, x->size) &&
            same_counts(x->recv_displs, y->recv_displs, x->size);
@@ -401,12 +405,13 @@ static int same_v_schedule(const sched_args_t *x, const sched_args_t *y)
 
 static int same_schedule(const ucoll_request_t *req, const alg_desc_t *alg, const sched_args_t *sa)
 {
-    if (!req->sched_valid || req->alg != alg)
+    if (!req->sched_valid || req->alg != alg || !same_scalars(sa, &req->sched_args))
         return 0;
-    if (memcmp(sa, &req->sched_args, sizeof(*sa)) == 0)
-        return 1; /* (no count arrays: a copy's address never equals the caller's) */
-    return (sa->send_counts != NULL || sa->recv_counts != NULL) &&
-           same_v_schedule(sa, &req->sched_args);
+    const sched_args_t *r = &req->sched_args;
+    if (sa->send_counts == r->send_counts && sa->send_displs == r->send_displs &&
+        sa->recv_counts == r->recv_counts && sa->recv_displs == r->recv_displs)
+        return 1; /* (both without count arrays: a copy's address never equals the caller's) */
+    return (sa->send_counts != NULL || sa->recv_counts != NULL) && same_v_schedule(sa, r);
 }
 
 /* the request's own copy of sa's count arrays, sched_args pointing into it (vcounts has room
