@@ -352,7 +352,7 @@ static ucoll_status_t check_call(const ucoll_comm_t *comm, const coll_args_t *a,
     return check_args(comm, a);
 }
 
-/* what the schedule of a call depends on (zeroed padding: compared with memcmp) */
+/* what the schedule of a call depends on (the count arrays NULL where there are none) */
 static void sched_args_of(const ucoll_comm_t *comm, const coll_args_t *a, const layout_t *L,
                           int param, sched_args_t *sa)
 {
@@ -387,13 +387,17 @@ static int same_counts(const size_t *x, const size_t *y, int p)
     return x == NULL || y == NULL ? x == y : memcmp(x, y, (size_t)p * sizeof(*x)) == 0;
 }
 
+/* every field of sched_args_t but the count arrays */
+static int same_scalars(const sched_args_t *x, const sched_args_t *y)
+{
+    return x->rank == y->rank && x->size == y->size && x->root == y->root && x->count == y->count &&
+           x->elem_size == y->elem_size && x->param == y->param && x->commutative == y->commutative;
+}
+
 /* the v forms: a request's arrays are its own copies, so their contents are compared */
 static int same_v_schedule(const sched_args_t *x, const sched_args_t *y)
 {
-    return x->rank == y->rank && x->size == y->size && x->root == y->root && x->count == y->count &&
-           x->elem_size == y->elem_size && x->param == y->param &&
-           x->commutative == y->commutative &&
-           same_counts(x->send_counts, y->send_counts, x->size) &&
+    return same_counts(x->send_counts, y->send_counts, x->size) &&
            same_counts(x->send_displs, y->send_displs, x->size) &&
            same_counts(x->recv_counts, y->recv_counts, x->size) &&
            same_counts(x->recv_displs, y->recv_displs, x->size);
@@ -401,12 +405,13 @@ static int same_v_schedule(const sched_args_t *x, const sched_args_t *y)
 
 static int same_schedule(const ucoll_request_t *req, const alg_desc_t *alg, const sched_args_t *sa)
 {
-    if (!req->sched_valid || req->alg != alg)
+    if (!req->sched_valid || req->alg != alg || !same_scalars(sa, &req->sched_args))
         return 0;
-    if (memcmp(sa, &req->sched_args, sizeof(*sa)) == 0)
-        return 1; /* (no count arrays: a copy's address never equals the caller's) */
-    return (sa->send_counts != NULL || sa->recv_counts != NULL) &&
-           same_v_schedule(sa, &req->sched_args);
+    const sched_args_t *r = &req->sched_args;
+    if (sa->send_counts == r->send_counts && sa->send_displs == r->send_displs &&
+        sa->recv_counts == r->recv_counts && sa->recv_displs == r->recv_displs)
+        return 1; /* (both without count arrays: a copy's address never equals the caller's) */
+    return (sa->send_counts != NULL || sa->recv_counts != NULL) && same_v_schedule(sa, r);
 }
 
 /* the request's own copy of sa's count arrays, sched_args pointing into it (vcounts has room
@@ -497,6 +502,24 @@ static int needs_scratch(const sched_t *sched)
     return 0;
 }
 
+/* comm->blocking[pick] for this call, moved to the front; hit: it already holds the call's
+ * schedule. The pool lends the holder's scratch to the next request that needs scratch. */
+static ucoll_request_t *claim_blocking(ucoll_comm_t *comm, int pick, int hit, int in_place)
+{
+    ucoll_request_t *req = comm->blocking[pick];
+    if (comm->scratch_holder != req && (!hit || in_place || needs_scratch(&req->sched))) {
+        if (comm->scratch_holder != NULL && !in_use(comm->scratch_holder))
+            exec_release_scratch(comm->scratch_holder);
+        comm->scratch_holder = req;
+    }
+    if (pick == 1) /* (two calls taking turns: no memmove call) */
+        comm->blocking[1] = comm->blocking[0];
+    else
+        memmove(&comm->blocking[1], &comm->blocking[0], (size_t)pick * sizeof(req));
+    comm->blocking[0] = req;
+    return req;
+}
+
 /* the comm's blocking request that already holds this schedule, else a free slot's or the
  * least recently used one; moved to the front. A request still running in another thread
  * (UCOLL_THREAD_MULTIPLE, threads sharing the comm) is never taken, nor its scratch: when every
@@ -529,16 +552,7 @@ static ucoll_request_t *blocking_request(ucoll_comm_t *comm, const alg_desc_t *a
             comm->blocking[pick] = req;
         }
     }
-    ucoll_request_t *req = comm->blocking[pick];
-    /* the pool lends the holder's scratch to the next request that needs scratch */
-    if (comm->scratch_holder != req && (!hit || in_place || needs_scratch(&req->sched))) {
-        if (comm->scratch_holder != NULL && !in_use(comm->scratch_holder))
-            exec_release_scratch(comm->scratch_holder);
-        comm->scratch_holder = req;
-    }
-    memmove(&comm->blocking[1], &comm->blocking[0], (size_t)pick * sizeof(req));
-    comm->blocking[0] = req;
-    return req;
+    return claim_blocking(comm, pick, hit, in_place);
 }
 
 /* a request of blocking_request's that is not in the cache */
@@ -567,6 +581,44 @@ static int holds_op_of(ucoll_coll_t coll)
     return coll != UCOLL_COLL_BCAST && coll != UCOLL_COLL_BARRIER;
 }
 
+/* A blocking call whose arguments are those a cached request last ran with (its fields hold
+ * them: setup_request wrote them, and nothing else does), for a predefined op or none, where
+ * that request holds its built schedule: check_call passed for them then and is a pure function
+ * of them (a predefined op and a dtype never change, nor do the comm's rank and size), and
+ * setup_request would change nothing. The vector collectives only: a block collective's count
+ * arrays may hold other counts at the same addresses. NULL: the full path. */
+static ucoll_request_t *repeated_call(const ucoll_comm_t *comm, const coll_args_t *a)
+{
+    if (comm == NULL || comm->magic != COMM_MAGIC || is_block(a->coll) ||
+        (holds_op_of(a->coll) && !predefined_op(a->op)))
+        return NULL;
+    const int rooted = a->coll == UCOLL_COLL_REDUCE || a->coll == UCOLL_COLL_BCAST;
+    const size_t count = a->coll == UCOLL_COLL_BARRIER ? 0 : a->count;
+    for (int i = 0; i < COMM_BLOCKING_CACHE && comm->blocking[i] != NULL; i++) {
+        ucoll_request_t *req = comm->blocking[i];
+        if (req->coll == a->coll && req->sendbuf == a->sendbuf && req->recvbuf == a->recvbuf &&
+            req->count == count && req->dtype == a->dtype && req->op == a->op &&
+            req->root == (rooted ? a->root : 0) && req->sched_valid && !req->empty)
+            return req;
+    }
+    return NULL;
+}
+
+/* repeated_call's request for this call, moved to the front as blocking_request moves a hit,
+ * if it is free and selection picks the algorithm it holds; NULL: the full path */
+static ucoll_request_t *repeated_request(ucoll_comm_t *comm, ucoll_request_t *req,
+                                         const coll_args_t *a, int in_place)
+{
+    const struct auto_choice *last;
+    if (in_use(req) || (last = select_repeats(comm, a->coll, a->op, a->dtype, a->count)) == NULL ||
+        last->alg != req->alg || last->param != req->param)
+        return NULL;
+    int pick = 0;
+    while (comm->blocking[pick] != req)
+        pick++;
+    return claim_blocking(comm, pick, 1, in_place);
+}
+
 /* the elements auto decides by (layout_t) */
 static size_t select_count_of(const coll_args_t *a, const layout_t *L)
 {
@@ -583,7 +635,12 @@ static void request_destroy(ucoll_request_t *req)
 static ucoll_status_t run_blocking_locked(ucoll_comm_t *comm, const coll_args_t *a)
 {
     layout_t L;
-    ucoll_status_t st = check_call(comm, a, &L);
+    ucoll_request_t *again = repeated_call(comm, a);
+    ucoll_status_t st = UCOLL_OK;
+    if (again != NULL)
+        L.empty = 0; /* all check_call would tell a vector collective (req->empty is 0) */
+    else
+        st = check_call(comm, a, &L);
     if (st != UCOLL_OK || (st = exec_may_start(comm)) != UCOLL_OK)
         return st; /* (before progress could make ranks disagree about the window) */
     if (comm->ctx->active != NULL) {
@@ -595,24 +652,28 @@ static ucoll_status_t run_blocking_locked(ucoll_comm_t *comm, const coll_args_t 
         comm->seq++;
         return UCOLL_OK;
     }
-    const alg_desc_t *alg;
-    int param;
-    if ((st = select_algorithm(comm, a->coll, a->op, a->dtype, select_count_of(a, &L), &alg,
-                               &param)) != 0)
-        return st;
-    sched_args_t sa;
-    sched_args_of(comm, a, &L, param, &sa);
-    int same;
     /* (scatter's root with recvbuf IN_PLACE: OUT is scratch) */
     const int scratch_io = a->sendbuf == UCOLL_IN_PLACE || a->recvbuf == UCOLL_IN_PLACE;
-    ucoll_request_t *req = blocking_request(comm, alg, &sa, scratch_io, &same);
-    if (req == NULL)
-        return UCOLL_ERR_NO_MEMORY;
-    /* (a predefined op cannot be freed: no hold) */
+    ucoll_request_t *req = again != NULL ? repeated_request(comm, again, a, scratch_io) : NULL;
+    /* (a predefined op cannot be freed: no hold; a repeated call has none) */
     const int holds_op = holds_op_of(a->coll) && !predefined_op(a->op);
-    if (holds_op && !op_hold(a->op)) /* freed by another thread since check_args */
-        return UCOLL_ERR_INVALID_ARG;
-    if ((st = setup_request(req, comm, a, &L, alg, param, &sa, same)) == UCOLL_OK) {
+    if (req == NULL) {
+        const alg_desc_t *alg;
+        int param;
+        if ((st = select_algorithm(comm, a->coll, a->op, a->dtype, select_count_of(a, &L), &alg,
+                                   &param)) != 0)
+            return st;
+        sched_args_t sa;
+        sched_args_of(comm, a, &L, param, &sa);
+        int same;
+        req = blocking_request(comm, alg, &sa, scratch_io, &same);
+        if (req == NULL)
+            return UCOLL_ERR_NO_MEMORY;
+        if (holds_op && !op_hold(a->op)) /* freed by another thread since check_args */
+            return UCOLL_ERR_INVALID_ARG;
+        st = setup_request(req, comm, a, &L, alg, param, &sa, same);
+    }
+    if (st == UCOLL_OK) {
         req->owned = 1;
         if ((st = exec_start(req)) == UCOLL_OK)
             st = request_wait(req);

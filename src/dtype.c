@@ -367,11 +367,6 @@ ucoll_status_t op_check_coll(ucoll_coll_t coll, ucoll_op_t op, ucoll_dtype_t dty
     return op_check(op, dtype);
 }
 
-int op_has_finish(ucoll_op_t op)
-{
-    return op == UCOLL_OP_AVG;
-}
-
 void op_finish(ucoll_op_t op, ucoll_dtype_t dtype, void *buf, size_t count, int nranks)
 {
     typedef float __attribute__((aligned(1), may_alias)) f32_unaligned;

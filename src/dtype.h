@@ -28,8 +28,11 @@ int op_from_name(const char *name, ucoll_op_t *op);          /* predefined names
 ucoll_status_t op_check(ucoll_op_t op, ucoll_dtype_t dtype);
 /* op_check, and op is defined for collective coll (AVG: reduce and allreduce only) */
 ucoll_status_t op_check_coll(ucoll_coll_t coll, ucoll_op_t op, ucoll_dtype_t dtype);
-/* 1 if op needs op_finish on a collective's result (AVG) */
-int op_has_finish(ucoll_op_t op);
+/* 1 if op needs op_finish on a collective's result (AVG); inline: asked at every completion */
+static inline int op_has_finish(ucoll_op_t op)
+{
+    return op == UCOLL_OP_AVG;
+}
 /* the last step of op on a complete result of `count` elements over nranks ranks: AVG divides
  * each element by nranks, rounding once; nothing for every other op */
 void op_finish(ucoll_op_t op, ucoll_dtype_t dtype, void *buf, size_t count, int nranks);

@@ -134,15 +134,18 @@ static ucoll_status_t finish(ucoll_request_t *req, ucoll_status_t status)
     req->status = status;
     req->active = 0;
     unlink_active(req);
-    /* its waiter may sleep on the fd while another thread's progress pass finished it */
-    if (req->blocking && __atomic_load_n(&req->comm->ctx->sleepers, __ATOMIC_RELAXED) > 0)
-        tp_wake(req->comm->ctx->tp);
-    if (!req->blocking && !req->internal) {
+    if (req->blocking) {
+        /* its waiter may sleep on the fd while another thread's progress pass finished it */
+        if (__atomic_load_n(&req->comm->ctx->sleepers, __ATOMIC_RELAXED) > 0)
+            tp_wake(req->comm->ctx->tp);
+        return status;
+    }
+    if (!req->internal) {
         req->comm->ctx->completions++;
         if (req->cb != NULL)
             exec_queue_callback(req, status);
     }
-    if (!req->persistent && !req->blocking)
+    if (!req->persistent)
         exec_release(req);
     return status;
 }
@@ -156,6 +159,13 @@ void exec_abort(ucoll_request_t *req, ucoll_status_t status)
 static size_t segment_elems(const ucoll_request_t *req, size_t count);
 static size_t segments(size_t count, size_t seg);
 static ucoll_status_t reserve_ops(ucoll_request_t *req, size_t n);
+
+/* buffer b of the schedule is its scratch chunk (NULL: none) */
+static void set_chunk_buf(ucoll_request_t *req, int b)
+{
+    req->buf[b] = req->chunk[b] != NULL ? req->chunk[b]->addr : NULL;
+    req->memh[b] = req->chunk[b] != NULL ? req->chunk[b]->memh : NULL;
+}
 
 /* everything a start needs that may allocate: the schedule, registered scratch, per-segment
  * op slots. A persistent request does it once; a blocking one reuses what the last call had. */
@@ -200,6 +210,11 @@ ucoll_status_t exec_prepare(ucoll_request_t *req)
     }
     if ((st = reserve_ops(req, most)) != UCOLL_OK)
         return st;
+    /* the scratch buffers' addresses hold while prepared does: only this and
+     * exec_release_scratch (which clears prepared) change the chunks; IN and OUT are set by
+     * every start */
+    for (int b = SCHED_FIRST_SCRATCH; b < SCHED_NBUFS; b++)
+        set_chunk_buf(req, b);
     req->prepared = 1 + req->in_place;
     return UCOLL_OK;
 }
@@ -274,12 +289,16 @@ ucoll_status_t exec_start(ucoll_request_t *req)
     /* a call with nothing to send runs only its UCOLL_CHECK comparison */
     const int empty = req->empty;
 
-    if ((st = exec_may_start(comm)) != UCOLL_OK || (!empty && (st = exec_prepare(req)) != UCOLL_OK))
+    /* (exec_prepare's own first test, here: a repeated call skips the call) */
+    const int prepared = req->sched_valid && req->prepared == 1 + req->in_place;
+    if ((st = exec_may_start(comm)) != UCOLL_OK ||
+        (!empty && !prepared && (st = exec_prepare(req)) != UCOLL_OK))
         return st;
-    for (int b = 0; b < SCHED_NBUFS; b++) {
-        req->buf[b] = req->chunk[b] != NULL ? req->chunk[b]->addr : NULL;
-        req->memh[b] = req->chunk[b] != NULL ? req->chunk[b]->memh : NULL;
-    }
+    /* prepared: the scratch buffers are set; a call with nothing to send prepares nothing */
+    set_chunk_buf(req, SCHED_BUF_IN);
+    set_chunk_buf(req, SCHED_BUF_OUT);
+    for (int b = SCHED_FIRST_SCRATCH; empty && b < SCHED_NBUFS; b++)
+        set_chunk_buf(req, b);
     if (__builtin_expect(is_block(req), 0)) {
         if (!empty)
             map_block_buffers(req);

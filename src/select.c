@@ -71,16 +71,13 @@ ucoll_status_t select_algorithm(ucoll_comm_t *comm, ucoll_coll_t coll, ucoll_op_
                                 ucoll_dtype_t dtype, size_t count, const alg_desc_t **alg,
                                 int *param)
 {
-    const struct auto_choice *last = &comm->last_auto[coll];
-    /* a predefined op is commutative and its gamma is fixed: auto's last choice for the same
-     * op, dtype and count holds without the checks below */
-    if (op >= 0 && op < UCOLL_NOPS && comm->alg[coll].alg == NULL && last->valid &&
-        last->op == op && last->dtype == dtype && last->count == count &&
-        (!cost_reduces(coll) || last->gamma_ns == comm->ctx->gamma_ns[op][dtype])) {
+    const struct auto_choice *last = select_repeats(comm, coll, op, dtype, count);
+    if (last != NULL) { /* without the checks below */
         *alg = last->alg;
         *param = last->param;
         return UCOLL_OK;
     }
+    last = &comm->last_auto[coll];
     *alg = comm->alg[coll].alg;
     *param = comm->alg[coll].param;
     const int commutative =

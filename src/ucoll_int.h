@@ -224,6 +224,20 @@ int coll_comm_has_requests(const ucoll_comm_t *comm);
 ucoll_status_t select_algorithm(ucoll_comm_t *comm, ucoll_coll_t coll, ucoll_op_t op,
                                 ucoll_dtype_t dtype, size_t count, const alg_desc_t **alg,
                                 int *param);
+/* select_algorithm's first answer: for a predefined op, auto's last choice for the same op,
+ * dtype and count holds (the op is commutative and its gamma fixed); NULL when it does not
+ * apply. Inline: a blocking call repeating its arguments (coll.c) asks it on every call. */
+static inline const struct auto_choice *select_repeats(const ucoll_comm_t *comm, ucoll_coll_t coll,
+                                                       ucoll_op_t op, ucoll_dtype_t dtype,
+                                                       size_t count)
+{
+    const struct auto_choice *last = &comm->last_auto[coll];
+    if (op >= 0 && op < UCOLL_NOPS && comm->alg[coll].alg == NULL && last->valid &&
+        last->op == op && last->dtype == dtype && last->count == count &&
+        (!cost_reduces(coll) || last->gamma_ns == comm->ctx->gamma_ns[op][dtype]))
+        return last;
+    return NULL;
+}
 void select_comm_cleanup(ucoll_comm_t *comm);
 /* at init (measure.c): alpha, beta and every predefined (op, dtype)'s gamma, measured on world
  * and agreed in one allreduce, or taken from the environment (all three set: no collective) */

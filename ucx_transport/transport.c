@@ -754,7 +754,18 @@ ucoll_status_t tp_irecv(tp_ctx_t *tp, int peer, void *buf, size_t len, void *mem
     return ucx_recv(tp, peer, buf, len, memh, tag, checked, op);
 }
 
+/* tp_abandon of an op that is not done, or still holds a UCP request or its watch */
+static __attribute__((noinline)) void abandon_slow(tp_ctx_t *tp, tp_op_t *op);
+
 void tp_abandon(tp_ctx_t *tp, tp_op_t *op)
+{
+    /* a completed message of the rings, or one UCX completed in place: nothing left to end */
+    if (__builtin_expect(op->done && op->ucp_req == NULL && !op->watched, 1))
+        return;
+    abandon_slow(tp, op);
+}
+
+static void abandon_slow(tp_ctx_t *tp, tp_op_t *op)
 {
     unwatch(tp, op);
     if (!op->done && op->via_shm) {

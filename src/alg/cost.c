@@ -171,13 +171,6 @@ int cost_has_blocks(ucoll_coll_t coll)
     return coll >= UCOLL_COLL_ALLGATHER && coll <= UCOLL_COLL_SCATTERV;
 }
 
-int cost_reduces(ucoll_coll_t coll)
-{
-    return coll == UCOLL_COLL_EXSCAN || coll == UCOLL_COLL_SCAN || coll == UCOLL_COLL_REDUCE ||
-           coll == UCOLL_COLL_ALLREDUCE || coll == UCOLL_COLL_REDUCE_SCATTER_BLOCK ||
-           coll == UCOLL_COLL_REDUCE_SCATTER;
-}
-
 /* #{ j < p : bit k of j is 1 } */
 static uint64_t with_bit(uint64_t p, unsigned k)
 {

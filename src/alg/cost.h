@@ -94,8 +94,14 @@ typedef struct {
 
 /* 1 for the block collectives */
 int cost_has_blocks(ucoll_coll_t coll);
-/* 1 for the collectives that apply an op (commutativity matters to them) */
-int cost_reduces(ucoll_coll_t coll);
+/* 1 for the collectives that apply an op (commutativity matters to them); inline: selection
+ * asks it on every blocking call */
+static inline int cost_reduces(ucoll_coll_t coll)
+{
+    return coll == UCOLL_COLL_EXSCAN || coll == UCOLL_COLL_SCAN || coll == UCOLL_COLL_REDUCE ||
+           coll == UCOLL_COLL_ALLREDUCE || coll == UCOLL_COLL_REDUCE_SCATTER_BLOCK ||
+           coll == UCOLL_COLL_REDUCE_SCATTER;
+}
 
 /* the closed-form figures of a block algorithm for p processes: 0; 1 when it does not serve p
  * (its builder refuses, e.g. recursive-doubling for p != 2^k); -1 for an algorithm without one */
