@@ -19,6 +19,7 @@
 #include <string.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 struct shm_slot {
@@ -113,6 +114,24 @@ int shm_segment_create(void)
 }
 
 /* maps our ring (local index `slot_index`) of the segment held as descriptor fd by pid */
+/* 1 if process pid no longer runs (gone, or a zombie waiting to be reaped) */
+int shm_process_gone(long pid)
+{
+    if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
+        return 1;
+    char path[64], buf[256];
+    snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return 0; /* no procfs: kill() alone decides */
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *close_paren = strrchr(buf, ')'); /* "pid (comm) S ..." */
+    return close_paren != NULL && close_paren[1] == ' ' && close_paren[2] == 'Z';
+}
+
+/* the ring of slot_index in peer pid's segment (its descriptor fd); NULL with errno */
 static struct shm_ring *map_peer_ring(long pid, int fd, int slot_index)
 {
     char path[64];
@@ -328,6 +347,23 @@ static unsigned abandon_peer(shm_chan_t *ch, struct shm_peer *p, const char *wha
     return n;
 }
 
+/* after a failed map: 1 if the peer's process is gone or dying. A killed process closes its
+ * descriptors before it turns into a zombie, so one whose descriptor has just vanished gets
+ * up to 200 ms to finish dying; a live peer closes its segment only at its finalize. */
+static int peer_died(long pid)
+{
+    const int fd_gone = errno == ENOENT; /* (readlink's, or open's) */
+    for (int ms = 0; ms < 200; ms++) {
+        if (shm_process_gone(pid))
+            return 1;
+        if (!fd_gone)
+            return 0;
+        const struct timespec one_ms = {0, 1000000};
+        nanosleep(&one_ms, NULL);
+    }
+    return 0;
+}
+
 /* the first send to p maps p's ring; 0 (op failed) when that fails. Out of shm_send's line so
  * that every later send stays short. */
 __attribute__((noinline, cold)) static int map_on_first_send(shm_chan_t *ch, struct shm_peer *p,
@@ -336,8 +372,9 @@ __attribute__((noinline, cold)) static int map_on_first_send(shm_chan_t *ch, str
     if (p->map_failed || (p->out = map_peer_ring(p->pid, p->fd, ch->me)) == NULL) {
         if (!p->map_failed) {
             /* a peer that died before this first send: its failure, not the channel's */
-            p->map_status = kill((pid_t)p->pid, 0) != 0 && errno == ESRCH ? UCOLL_ERR_PEER_FAILED
-                                                                          : UCOLL_ERR_TRANSPORT;
+            const int map_errno = errno;
+            p->map_status = peer_died(p->pid) ? UCOLL_ERR_PEER_FAILED : UCOLL_ERR_TRANSPORT;
+            errno = map_errno;
             if (p->map_status == UCOLL_ERR_TRANSPORT)
                 fprintf(stderr,
                         "ucoll: rank %d cannot map the shared memory of rank %d (pid %ld): %s "

@@ -90,6 +90,8 @@ void shm_test_start_counts(shm_chan_t *ch, int peer, uint32_t start);
 typedef struct {
     unsigned long long sent, received, unexpected, rings;
 } shm_stats_t;
+/* 1 if process pid no longer runs: gone, or a zombie not yet reaped by its parent */
+int shm_process_gone(long pid);
 void shm_get_stats(const shm_chan_t *ch, shm_stats_t *stats);
 
 #endif

@@ -398,23 +398,6 @@ static inline ucoll_status_t peer_ready(tp_ctx_t *tp, int i)
     return peer_connect(tp, i);
 }
 
-/* 1 if process pid no longer runs (gone, or a zombie waiting to be reaped) */
-static int process_gone(long pid)
-{
-    if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
-        return 1;
-    char path[64], buf[256];
-    snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-    FILE *f = fopen(path, "r");
-    if (f == NULL)
-        return 0; /* no procfs: kill() alone decides */
-    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    const char *close_paren = strrchr(buf, ')'); /* "pid (comm) S ..." */
-    return close_paren != NULL && close_paren[1] == ' ' && close_paren[2] == 'Z';
-}
-
 /* waits for a close request, at most `seconds`; then lets it go (UCX keeps it) */
 static void wait_request(tp_ctx_t *tp, ucs_status_ptr_t req, double seconds)
 {
@@ -595,7 +578,7 @@ static __attribute__((noinline, cold)) void periodic_checks_due(tp_ctx_t *tp)
     tp->next_probe = now + 0.02;
     for (int k = 0; k < tp->nprobed; k++) {
         struct tp_peer *peer = &tp->peers[tp->probed[k]];
-        if (!peer->failed && process_gone(peer->probe_pid)) {
+        if (!peer->failed && shm_process_gone(peer->probe_pid)) {
             peer->failed = 1;
             tp->any_failed = 1;
         }

@@ -500,6 +500,34 @@ START_TEST(first_send_to_a_dead_peer)
 }
 END_TEST
 
+/* the same for a peer killed but not yet reaped by its parent (a launcher reaps it a moment
+ * later): a zombie still answers kill(pid, 0), yet it has no descriptors left to map */
+START_TEST(first_send_to_a_zombie_peer)
+{
+    pid_t dead = fork();
+    ck_assert_int_ge(dead, 0);
+    if (dead == 0)
+        _exit(0);
+    siginfo_t info;
+    /* dead, left unreaped (WNOWAIT) */
+    ck_assert_int_eq(waitid(P_PID, (id_t)dead, &info, WEXITED | WNOWAIT), 0);
+    ck_assert_int_eq(kill(dead, 0), 0);
+    int fd0 = shm_segment_create();
+    const int locals[2] = {0, 1};
+    shm_chan_t *ch = NULL;
+    ck_assert_int_eq(shm_attach(0, 2, locals, 2, fd0, &ch), UCOLL_OK);
+    shm_enable_peer(ch, 1, (long)dead, 3);
+    uint32_t v = 7;
+    tp_op_t s;
+    send_msg(ch, 1, &v, 4, 1, &s);
+    ck_assert(s.done);
+    ck_assert_int_eq(s.status, UCOLL_ERR_PEER_FAILED);
+    shm_destroy(ch);
+    int status;
+    ck_assert_int_eq(waitpid(dead, &status, 0), dead);
+}
+END_TEST
+
 /* two processes: N round trips of a counter, then a burst from the child with receives posted
  * late (every message unexpected) */
 /* progresses ch until *done: spins a little, then sleeps for a moment between polls. Yielding
@@ -610,6 +638,7 @@ int main(void)
     tcase_add_test(tc, attach_failure);
     tcase_add_test(tc, ring_mapped_on_first_send);
     tcase_add_test(tc, first_send_to_a_dead_peer);
+    tcase_add_test(tc, first_send_to_a_zombie_peer);
     tcase_add_test(tc, two_processes);
     tcase_add_test(tc, forged_length_unexpected);
     tcase_add_test(tc, forged_length_posted);
