@@ -16,6 +16,9 @@
  * (+) on the critical path; for reduce, allreduce, bcast, scan and barrier the model of
  * cost_vector.c instead, rounds*alpha + volume*beta + path*gamma from the closed forms, path_ops
  * being the vectors' worth of (+) on the critical path (e.g. 0.8 for rs-ag at p = 5).
+ * -a pipeline (exscan, scan) runs with the k the library would give it for this vector, from
+ * --predict's alpha and beta (else 1 us, 0.1 ns/B); -a auto prints a chosen pipeline as
+ * alg=pipeline:<k>.
  * -a auto names the algorithm the library's own selection (cost_select) picks (alg=<name> auto=1):
  * for exscan by that cost model with alpha, beta, gamma from --predict, else UCOLL_ALPHA_US /
  * UCOLL_BETA_NS_PER_BYTE / UCOLL_GAMMA_NS_PER_BYTE, else 1,0.1,0.1, and prints the chosen

@@ -6,7 +6,8 @@
  * UCOLL_*_RHRD_MIN overrides:
  *   exscan     the cost model over the candidates of cost_exscan_candidates():
  *              time = rounds*(alpha + m*beta) + path_ops*m*gamma, rounds and path_ops from
- *              each candidate's closed form.
+ *              each candidate's closed form; then `pipeline` with its k for this vector,
+ *              whose messages and (+) steps are m/k (cost_auto_exscan_elems).
  *   reduce, allreduce, bcast, scan, barrier
  *              the cost model over cost_vector_candidates(): time = rounds*alpha +
  *              volume*beta + (+) on the critical path*gamma, from closed forms

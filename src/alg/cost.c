@@ -250,7 +250,8 @@ const char *cost_auto_exscan_elems(int p, size_t count, size_t elem_size, const 
 
 const char *cost_auto_exscan(int p, double bytes, const cost_params_t *cost, sched_figures_t *fig)
 {
-    return cost_auto_exscan_elems(p, bytes > 0 ? (size_t)bytes : 0, 1, cost, fig);
+    const size_t count = !(bytes > 0) ? 0 : bytes >= (double)SIZE_MAX ? SIZE_MAX : (size_t)bytes;
+    return cost_auto_exscan_elems(p, count, 1, cost, fig);
 }
 
 /* ---------------------------------------------------------------- block collectives */

@@ -77,7 +77,8 @@ int cost_pipeline_k(int p, size_t count, size_t elem_size, double alpha_us, doub
 /* the largest k cost_pipeline_k gives for p processes, any vector */
 int cost_pipeline_k_max(int p);
 
-/* the exscan algorithms auto chooses among, in order of preference for ties */
+/* the exscan algorithms of fixed figures auto chooses among, in order of preference for ties
+ * (cost_auto_exscan_elems then weighs `pipeline` with its k for the vector against the best) */
 const char *const *cost_exscan_candidates(size_t *n);
 
 /* the cheapest exscan candidate for p processes and m bytes, given each candidate's figures
