@@ -65,6 +65,8 @@ select_auto(ucoll_comm_t *comm, ucoll_coll_t coll, ucoll_op_t op, ucoll_dtype_t 
         return UCOLL_ERR_NOT_SUPPORTED; /* a collective with no algorithm in this build */
     if ((*alg = alg_lookup(coll, name, param)) == NULL)
         return UCOLL_ERR_INVALID_ARG; /* not reached: cost_select names registry entries */
+    /* pipeline: remembered with the k it runs with, the k the model priced */
+    *param = cost_resolve_param(*alg, *param, comm->size, count, dtype_size(dtype), &ctx->net);
     comm->last_auto[coll] =
         (struct auto_choice){1, commutative, op, dtype, count, gamma_ns, *alg, *param};
     return UCOLL_OK;
