@@ -51,7 +51,9 @@ static void print_algorithms(void)
         for (size_t i = 0; i < n; i++) {
             char name[64];
             snprintf(name, sizeof(name), "%s%s", algs[i].name,
-                     (algs[i].flags & ALG_PARAM_REQUIRED) ? ":Q" : "");
+                     (algs[i].flags & ALG_PARAM_REQUIRED)   ? ":Q"
+                     : (algs[i].flags & ALG_PARAM_OPTIONAL) ? "[:K]"
+                                                            : "");
             const int reorders =
                 cost_reduces((ucoll_coll_t)c) && !(algs[i].flags & ALG_ORDER_PRESERVING);
             printf("  %-20s %s%s\n", name, algs[i].summary,

@@ -16,6 +16,9 @@
  * (+) on the critical path; for reduce, allreduce, bcast, scan and barrier the model of
  * cost_vector.c instead, rounds*alpha + volume*beta + path*gamma from the closed forms, path_ops
  * being the vectors' worth of (+) on the critical path (e.g. 0.8 for rs-ag at p = 5).
+ * -a pipeline (exscan, scan) runs with the k the library would give it for this vector, from
+ * --predict's alpha and beta (else 1 us, 0.1 ns/B); -a auto prints a chosen pipeline as
+ * alg=pipeline:<k>.
  * -a auto names the algorithm the library's own selection (cost_select) picks (alg=<name> auto=1):
  * for exscan by that cost model with alpha, beta, gamma from --predict, else UCOLL_ALPHA_US /
  * UCOLL_BETA_NS_PER_BYTE / UCOLL_GAMMA_NS_PER_BYTE, else 1,0.1,0.1, and prints the chosen
@@ -72,12 +75,17 @@ static void list_algs(FILE *f, ucoll_coll_t coll)
     const alg_desc_t *algs = alg_list(coll, &n);
     fprintf(f, "valid algorithms for %s:", alg_coll_name(coll));
     for (size_t i = 0; i < n; i++)
-        fprintf(f, " %s%s", algs[i].name, (algs[i].flags & ALG_PARAM_REQUIRED) ? ":Q" : "");
+        fprintf(f, " %s%s", algs[i].name,
+                (algs[i].flags & ALG_PARAM_REQUIRED)   ? ":Q"
+                : (algs[i].flags & ALG_PARAM_OPTIONAL) ? "[:K]"
+                                                       : "");
     fprintf(f, "\n");
     for (size_t i = 0; i < n; i++) {
         char name[64];
         snprintf(name, sizeof(name), "%s%s", algs[i].name,
-                 (algs[i].flags & ALG_PARAM_REQUIRED) ? ":Q" : "");
+                 (algs[i].flags & ALG_PARAM_REQUIRED)   ? ":Q"
+                 : (algs[i].flags & ALG_PARAM_OPTIONAL) ? "[:K]"
+                                                        : "");
         fprintf(f, "  %-20s %s\n", name, algs[i].summary);
     }
 }
@@ -207,6 +215,7 @@ int main(int argc, char **argv)
         return 2;
     }
     int param = 0, is_auto = strcmp(alg_s, "auto") == 0;
+    char resolved[64];
     long long p, m, root;
     /* auto is resolved below, once p and m are known (for a non-commutative op it only
      * picks order-preserving algorithms, as the library does) */
@@ -215,15 +224,24 @@ int main(int argc, char **argv)
         size_t n;
         const alg_desc_t *algs = alg_list(coll, &n);
         const size_t len = strcspn(alg_s, ":");
-        for (size_t i = 0; i < n; i++)
-            if ((algs[i].flags & ALG_PARAM_REQUIRED) && strlen(algs[i].name) == len &&
-                strncmp(algs[i].name, alg_s, len) == 0) {
+        for (size_t i = 0; i < n; i++) {
+            if (strlen(algs[i].name) != len || strncmp(algs[i].name, alg_s, len) != 0)
+                continue;
+            if (algs[i].flags & ALG_PARAM_OPTIONAL) {
+                fprintf(stderr,
+                        "ucoll_sched: '%s': %s takes an optional parameter, %s:K with an "
+                        "integer K in 1..%d segments (e.g. %s:8)\n",
+                        alg_s, algs[i].name, algs[i].name, ALG_PARAM_OPTIONAL_MAX, algs[i].name);
+                return 2;
+            }
+            if (algs[i].flags & ALG_PARAM_REQUIRED) {
                 fprintf(stderr,
                         "ucoll_sched: '%s': %s takes a parameter, %s:Q with an integer Q in "
                         "1..62 (e.g. %s:2)\n",
                         alg_s, algs[i].name, algs[i].name, algs[i].name);
                 return 2;
             }
+        }
         fprintf(stderr, "ucoll_sched: unknown algorithm '%s' for %s\n", alg_s, coll_s);
         list_algs(stderr, coll);
         return 2;
@@ -265,15 +283,25 @@ int main(int argc, char **argv)
             fprintf(stderr, "ucoll_sched: cannot resolve auto\n");
             return 1;
         }
+        /* plain pipeline: the k the library would run it with (alg=pipeline:K) */
+        param = cost_resolve_param(alg, param, (int)p, bytes, 1, &cost);
+        if (param != 0 && (alg->flags & ALG_PARAM_OPTIONAL)) {
+            snprintf(resolved, sizeof(resolved), "%s:%d", alg_s, param);
+            alg_s = resolved;
+        }
         sched_figures_t fig;
         if (coll == UCOLL_COLL_EXSCAN && !ranks &&
             cost_exscan_figures(alg, param, (int)p, &fig) == 0) {
             /* the closed forms the choice was made from: no schedule is built (every exscan
              * message is the whole vector, so the volume is rounds * m) */
+            /* pipeline: p - 2 rounds' largest message is the first segment, and the vector
+             * crosses the last link once */
+            const unsigned long long um = (unsigned long long)m, k = fig.segments;
+            const unsigned long long volume =
+                k > 1 ? (unsigned long long)(p - 2) * ((um + k - 1) / k) + um : fig.rounds * um;
             printf("coll=%s alg=%s p=%lld bytes=%lld rounds=%u max_ops=%u volume=%llu auto=1 "
                    "path_ops=%u predicted_us=%.3f alpha_us=%g beta_ns=%g gamma_ns=%g\n",
-                   coll_s, alg_s, p, m, fig.rounds, fig.max_ops,
-                   (unsigned long long)fig.rounds * (unsigned long long)m, fig.path_ops,
+                   coll_s, alg_s, p, m, fig.rounds, fig.max_ops, volume, fig.path_ops,
                    cost_predict_us(&fig, (double)m, &cost), cost.alpha_us, cost.beta_ns,
                    cost.gamma_ns);
             return 0;
@@ -287,6 +315,8 @@ int main(int argc, char **argv)
 
     /* as the library does: a barrier's schedule is built for an empty vector */
     const size_t count = coll == UCOLL_COLL_BARRIER ? 0 : (size_t)m;
+    /* plain pipeline: its k for this vector from the model's alpha and beta, as the library */
+    param = cost_resolve_param(alg, param, (int)p, count, 1, &cost);
     symbolic_result_t res;
     int rc = symbolic_run(alg, param, coll, (int)p, count, 1, (int)root, commutative, &res);
     if (rc != 0 || !res.ok) {

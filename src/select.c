@@ -6,7 +6,8 @@
  * UCOLL_*_RHRD_MIN overrides:
  *   exscan     the cost model over the candidates of cost_exscan_candidates():
  *              time = rounds*(alpha + m*beta) + path_ops*m*gamma, rounds and path_ops from
- *              each candidate's closed form.
+ *              each candidate's closed form; then `pipeline` with its k for this vector,
+ *              whose messages and (+) steps are m/k (cost_auto_exscan_elems).
  *   reduce, allreduce, bcast, scan, barrier
  *              the cost model over cost_vector_candidates(): time = rounds*alpha +
  *              volume*beta + (+) on the critical path*gamma, from closed forms
@@ -20,6 +21,8 @@
  * (measure.c) or stated in the environment; a user op's gamma is from ucoll_op_set_cost, else
  * the largest gamma of the predefined ops on that dtype. Every collective that applies an op
  * (cost_reduces) gets its gamma; the others none.
+ * Plain `pipeline` (exscan, scan; chosen or auto's) leaves here with its k (cost_resolve_param:
+ * cost_pipeline_k of this vector and the agreed alpha and beta), never with param 0.
  * Every input is the same on every rank, so every rank picks the same algorithm without a
  * message; nothing here communicates, blocks or builds a schedule.
  */
@@ -62,14 +65,16 @@ select_auto(ucoll_comm_t *comm, ucoll_coll_t coll, ucoll_op_t op, ucoll_dtype_t 
         return UCOLL_ERR_NOT_SUPPORTED; /* a collective with no algorithm in this build */
     if ((*alg = alg_lookup(coll, name, param)) == NULL)
         return UCOLL_ERR_INVALID_ARG; /* not reached: cost_select names registry entries */
+    /* pipeline: remembered with the k it runs with, the k the model priced */
+    *param = cost_resolve_param(*alg, *param, comm->size, count, dtype_size(dtype), &ctx->net);
     comm->last_auto[coll] =
         (struct auto_choice){1, commutative, op, dtype, count, gamma_ns, *alg, *param};
     return UCOLL_OK;
 }
 
-ucoll_status_t select_algorithm(ucoll_comm_t *comm, ucoll_coll_t coll, ucoll_op_t op,
-                                ucoll_dtype_t dtype, size_t count, const alg_desc_t **alg,
-                                int *param)
+static ucoll_status_t select_named(ucoll_comm_t *comm, ucoll_coll_t coll, ucoll_op_t op,
+                                   ucoll_dtype_t dtype, size_t count, const alg_desc_t **alg,
+                                   int *param)
 {
     const struct auto_choice *last = select_repeats(comm, coll, op, dtype, count);
     if (last != NULL) { /* without the checks below */
@@ -95,6 +100,18 @@ ucoll_status_t select_algorithm(ucoll_comm_t *comm, ucoll_coll_t coll, ucoll_op_
         return UCOLL_OK;
     }
     return select_auto(comm, coll, op, dtype, count, commutative, gamma_ns, alg, param);
+}
+
+ucoll_status_t select_algorithm(ucoll_comm_t *comm, ucoll_coll_t coll, ucoll_op_t op,
+                                ucoll_dtype_t dtype, size_t count, const alg_desc_t **alg,
+                                int *param)
+{
+    const ucoll_status_t st = select_named(comm, coll, op, dtype, count, alg, param);
+    /* plain `pipeline` (chosen or auto's): its k for this vector from the agreed alpha and
+     * beta, the k auto priced it with; the same on every rank */
+    if (st == UCOLL_OK && *param == 0 && ((*alg)->flags & ALG_PARAM_OPTIONAL))
+        *param = cost_resolve_param(*alg, 0, comm->size, count, dtype_size(dtype), &comm->ctx->net);
+    return st;
 }
 
 void select_comm_cleanup(ucoll_comm_t *comm)

@@ -192,7 +192,8 @@ run_job() {
     fi
 }
 
-# Every algorithm of this build, as `ucoll_info -a` lists them ("doubling:Q" run as doubling:3);
+# Every algorithm of this build, as `ucoll_info -a` lists them ("doubling:Q" run as doubling:3,
+# "pipeline[:K]" as pipeline and pipeline:8);
 # mp_test and api_user fall back to their built-in lists without ucoll_info. They test the first
 # six collectives (ALG_LISTS), block_test the block collectives (BLOCK_ALGS), stress_test all
 # of them.
@@ -206,7 +207,8 @@ if [ -x ./ucoll_info ]; then
         esac
     done < <(./ucoll_info -a | awk '
         /^[a-z_]+:$/ { if (c != "") print c, l; c = substr($0, 1, length($0) - 1); l = ""; next }
-        /^  [^ ]/ { n = $1; sub(/:Q$/, ":3", n); l = l (l == "" ? "" : ",") n }
+        /^  [^ ]/ { n = $1; sub(/:Q$/, ":3", n); if (sub(/\[:K\]$/, "", n)) n = n "," n ":8"
+                    l = l (l == "" ? "" : ",") n }
         END { if (c != "") print c, l }')
 fi
 MP_ALGS=()

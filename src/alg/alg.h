@@ -15,7 +15,13 @@ enum {
     /* every message from one rank to another falls in one round, so a message's tag stays
      * unique when the tag's round field wraps: any number of rounds may run */
     ALG_ONE_ROUND_PER_PAIR = 8,
+    /* name takes an optional ":K" (pipeline:8); without it the builder gets param 0 */
+    ALG_PARAM_OPTIONAL = 16,
 };
+
+/* the largest K of an ALG_PARAM_OPTIONAL name: a pipeline of more segments than the tag's
+ * round field can number would never run (p + k - 2 rounds, at least k) */
+#define ALG_PARAM_OPTIONAL_MAX 255
 
 typedef struct {
     ucoll_coll_t coll;
@@ -47,6 +53,11 @@ int exscan_roughly_halving_build(sched_t *s, const sched_args_t *a);
 int scan_linear_build(sched_t *s, const sched_args_t *a);
 int scan_doubling_build(sched_t *s, const sched_args_t *a);
 int scan_recursive_doubling_build(sched_t *s, const sched_args_t *a);
+/* the pipelined chain (scan_pipeline.c): param = k segments, 0 = chosen from the vector */
+int exscan_pipeline_build(sched_t *s, const sched_args_t *a);
+int scan_pipeline_build(sched_t *s, const sched_args_t *a);
+/* the k' segments a pipeline schedule of these arguments has (1 <= k' <= max(1, count)) */
+int pipeline_segments(const sched_args_t *a);
 int reduce_binomial_build(sched_t *s, const sched_args_t *a);
 int allreduce_recursive_doubling_build(sched_t *s, const sched_args_t *a);
 int reduce_rhrd_build(sched_t *s, const sched_args_t *a);

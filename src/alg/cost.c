@@ -77,6 +77,10 @@ int sched_figures(const alg_desc_t *alg, int param, int p, size_t count, size_t 
             pc[r]++;
         }
     }
+    if (alg->build == exscan_pipeline_build || alg->build == scan_pipeline_build) {
+        const sched_args_t a = {.size = p, .count = count, .elem_size = elem_size, .param = param};
+        fig->segments = (unsigned)pipeline_segments(&a);
+    }
     for (int r = 0; r < p; r++) {
         fig->max_ops = ops[r] > fig->max_ops ? ops[r] : fig->max_ops;
         fig->path_ops = path[r] > fig->path_ops ? path[r] : fig->path_ops;
@@ -98,8 +102,66 @@ out:
 
 double cost_predict_us(const sched_figures_t *fig, double bytes, const cost_params_t *cost)
 {
-    return fig->rounds * (cost->alpha_us + bytes * cost->beta_ns * 1e-3) +
-           fig->path_ops * bytes * cost->gamma_ns * 1e-3;
+    const double piece = fig->segments > 1 ? bytes / fig->segments : bytes;
+    return fig->rounds * (cost->alpha_us + piece * cost->beta_ns * 1e-3) +
+           fig->path_ops * piece * cost->gamma_ns * 1e-3;
+}
+
+int cost_pipeline_k_max(int p)
+{
+    const int most = (int)COST_MAX_ROUNDS + 2 - p;
+    return most > 1 ? most : 1;
+}
+
+/* the square root of x >= 0 by Newton's iteration (no libm for the tools that link this) */
+static double square_root(double x)
+{
+    if (!(x > 0))
+        return 0;
+    double r = x > 1 ? x : 1;
+    for (int i = 0; i < 200; i++) {
+        const double next = 0.5 * (r + x / r);
+        if (next >= r)
+            break; /* decreasing from above until it settles */
+        r = next;
+    }
+    return r;
+}
+
+/* the pipeline's time without (+): (p + k - 2)(alpha + beta m / k) */
+static double pipeline_us(int p, double k, double bytes, double alpha_us, double beta_ns)
+{
+    return (p + k - 2) * (alpha_us + beta_ns * 1e-3 * bytes / k);
+}
+
+int cost_pipeline_k(int p, size_t count, size_t elem_size, double alpha_us, double beta_ns)
+{
+    if (p <= 2 || count <= 1 || beta_ns <= 0)
+        return 1;
+    double most = cost_pipeline_k_max(p);
+    if ((double)count < most)
+        most = (double)count;
+    const double bytes = (double)count * (double)elem_size;
+    double lo = most, hi = most; /* alpha = 0: as many segments as may be */
+    if (alpha_us > 0) {
+        const double best = square_root((p - 2) * beta_ns * 1e-3 * bytes / alpha_us);
+        const double down = best < most ? (double)(uint64_t)best : most;
+        lo = down < 1 ? 1 : down;
+        hi = lo + 1 > most ? most : lo + 1;
+    }
+    const int k = pipeline_us(p, hi, bytes, alpha_us, beta_ns) <
+                          pipeline_us(p, lo, bytes, alpha_us, beta_ns) * (1 - 1e-12)
+                      ? (int)hi
+                      : (int)lo;
+    return k;
+}
+
+int cost_resolve_param(const alg_desc_t *alg, int param, int p, size_t count, size_t elem_size,
+                       const cost_params_t *cost)
+{
+    if (alg == NULL || !(alg->flags & ALG_PARAM_OPTIONAL) || param != 0)
+        return param;
+    return cost_pipeline_k(p, count, elem_size, cost->alpha_us, cost->beta_ns);
 }
 
 /* round-optimal, fewest-(+) algorithms first: they win ties */
@@ -147,7 +209,8 @@ const char *cost_auto_fixed(ucoll_coll_t coll, size_t bytes, int commutative,
     }
 }
 
-const char *cost_auto_exscan(int p, double bytes, const cost_params_t *cost, sched_figures_t *fig)
+static const char *auto_exscan_fixed(int p, double bytes, const cost_params_t *cost,
+                                     sched_figures_t *fig)
 {
     size_t n;
     const char *const *names = cost_exscan_candidates(&n);
@@ -162,6 +225,33 @@ const char *cost_auto_exscan(int p, double bytes, const cost_params_t *cost, sch
     if (fig != NULL)
         *fig = figs[best];
     return names[best];
+}
+
+const char *cost_auto_exscan_elems(int p, size_t count, size_t elem_size, const cost_params_t *cost,
+                                   sched_figures_t *fig)
+{
+    const double bytes = (double)count * (double)elem_size;
+    sched_figures_t best;
+    const char *name = auto_exscan_fixed(p, bytes, cost, &best);
+    /* the pipeline with its k for this vector, last: a tie keeps the fixed candidate */
+    int param = 0;
+    const alg_desc_t *pipe = alg_lookup(UCOLL_COLL_EXSCAN, "pipeline", &param);
+    const int k = cost_pipeline_k(p, count, elem_size, cost->alpha_us, cost->beta_ns);
+    sched_figures_t pf;
+    if (pipe != NULL && cost_fits_tag(pipe, k, p) && cost_exscan_figures(pipe, k, p, &pf) == 0 &&
+        cost_predict_us(&pf, bytes, cost) < cost_predict_us(&best, bytes, cost) * (1 - 1e-12)) {
+        name = pipe->name;
+        best = pf;
+    }
+    if (fig != NULL)
+        *fig = best;
+    return name;
+}
+
+const char *cost_auto_exscan(int p, double bytes, const cost_params_t *cost, sched_figures_t *fig)
+{
+    const size_t count = !(bytes > 0) ? 0 : bytes >= (double)SIZE_MAX ? SIZE_MAX : (size_t)bytes;
+    return cost_auto_exscan_elems(p, count, 1, cost, fig);
 }
 
 /* ---------------------------------------------------------------- block collectives */
@@ -283,7 +373,7 @@ const char *cost_select_elems(ucoll_coll_t coll, int p, size_t count, size_t ele
     const size_t bytes = count * elem_size;
     /* every exscan candidate preserves operand order: commutativity does not matter there */
     if (coll == UCOLL_COLL_EXSCAN)
-        return cost_auto_exscan(p, (double)bytes, cost, NULL);
+        return cost_auto_exscan_elems(p, count, elem_size, cost, NULL);
     if (cost_has_blocks(coll))
         return cost_auto_blocks(coll, p, (double)bytes, commutative, cost);
     /* a threshold the user set: the rule it names, not the model */
@@ -306,6 +396,11 @@ const char *cost_select(ucoll_coll_t coll, int p, size_t bytes, int commutative,
 unsigned cost_rounds_bound(const alg_desc_t *alg, int param, int p)
 {
     sched_figures_t fig;
+    if (alg->build == exscan_pipeline_build || alg->build == scan_pipeline_build) {
+        /* p + k' - 2 rounds with k' <= k; plain `pipeline` runs with a k of cost_pipeline_k */
+        const int k = param >= 1 ? param : cost_pipeline_k_max(p);
+        return p >= 2 ? (unsigned)(p + k - 2) : 0;
+    }
     if (alg->coll == UCOLL_COLL_EXSCAN && cost_exscan_figures(alg, param, p, &fig) == 0)
         return fig.rounds;
     if (alg->build == scan_linear_build)

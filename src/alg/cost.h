@@ -26,6 +26,9 @@ typedef struct {
     unsigned rounds;   /* 1 + highest round index of any process */
     unsigned max_ops;  /* largest number of REDUCE steps of any process */
     unsigned path_ops; /* REDUCE steps on the longest dependency chain */
+    /* every message and REDUCE step is 1/segments of the vector (pipeline: its k; 0 or 1: the
+     * whole vector, as for every other exscan algorithm) */
+    unsigned segments;
 } sched_figures_t;
 
 /* the most rounds a schedule may have: the executor's tag has a round field of 8 bits (tag.h
@@ -61,9 +64,21 @@ unsigned cost_rounds_bound(const alg_desc_t *alg, int param, int p);
  * round field still tells every message of one sender apart; the same on every rank */
 int cost_fits_tag(const alg_desc_t *alg, int param, int p);
 
+/* rounds * (alpha + m/segments * beta) + path_ops * m/segments * gamma, m = bytes */
 double cost_predict_us(const sched_figures_t *fig, double bytes, const cost_params_t *cost);
 
-/* the exscan algorithms auto chooses among, in order of preference for ties */
+/* the segments k of a `pipeline` (exscan, scan) for p processes and count elements of elem_size
+ * bytes: the integer next to k* = sqrt((p - 2) beta m / alpha) with the smaller
+ * (p + k - 2)(alpha + beta m / k), ties to the smaller; at least 1, at most count and
+ * COST_MAX_ROUNDS + 2 - p (so that its p + k - 2 rounds fit the tag's round field); 1 for
+ * p <= 2 (no middle rank to overlap with), count <= 1 or alpha = beta = 0. The same on every
+ * rank given the same inputs. */
+int cost_pipeline_k(int p, size_t count, size_t elem_size, double alpha_us, double beta_ns);
+/* the largest k cost_pipeline_k gives for p processes, any vector */
+int cost_pipeline_k_max(int p);
+
+/* the exscan algorithms of fixed figures auto chooses among, in order of preference for ties
+ * (cost_auto_exscan_elems then weighs `pipeline` with its k for the vector against the best) */
 const char *const *cost_exscan_candidates(size_t *n);
 
 /* the cheapest exscan candidate for p processes and m bytes, given each candidate's figures
@@ -79,6 +94,15 @@ const char *cost_auto_fixed(ucoll_coll_t coll, size_t bytes, int commutative,
 /* the exscan algorithm auto picks for p processes and m bytes (closed-form figures); fig, if not
  * NULL, gets the chosen one's */
 const char *cost_auto_exscan(int p, double bytes, const cost_params_t *cost, sched_figures_t *fig);
+/* the same for count elements of elem_size bytes: the fixed candidates and `pipeline` with the
+ * k of cost_pipeline_k for this vector (the library resolves plain `pipeline` to that k) */
+const char *cost_auto_exscan_elems(int p, size_t count, size_t elem_size, const cost_params_t *cost,
+                                   sched_figures_t *fig);
+
+/* the parameter alg runs with: for an ALG_PARAM_OPTIONAL algorithm (pipeline) given param 0,
+ * the k of cost_pipeline_k with cost's alpha and beta; param otherwise */
+int cost_resolve_param(const alg_desc_t *alg, int param, int p, size_t count, size_t elem_size,
+                       const cost_params_t *cost);
 
 /*
  * The block collectives (allgather ... scatterv): figures in blocks (algorithms.md 4), a block
@@ -135,6 +159,12 @@ int cost_has_vector(ucoll_coll_t coll);
  * algorithm without one. O(log p), no schedule built */
 int cost_vector_figures(const alg_desc_t *alg, int p, size_t count, int root, int commutative,
                         vector_figures_t *f);
+/* the same with the parameter the schedule is built with: the pipeline scan's k (param 0: the
+ * builder's own k for count elements of one byte, cost_pipeline_k with the defaults; the
+ * figures are exact when k' = min(k, count) divides count); cost_vector_figures passes
+ * alg->param */
+int cost_vector_figures_param(const alg_desc_t *alg, int param, int p, size_t count, int root,
+                              int commutative, vector_figures_t *f);
 
 /* the model's time for count elements of elem_size bytes, each unit taken as ceil(count/den)
  * elements */

@@ -29,6 +29,15 @@
  *   scan recursive-doubling
  *                          q rounds, q m, (+) (2f - 1) m (rank 2^f - 1: every partner lower
  *                          and a block partial to extend in all its rounds but the last)
+ *   scan pipeline:K        k' = min(K, max(count, 1)) segments: p + k' - 2 rounds, den k',
+ *                          volume p + k' - 2 segments, (+) k' segments = m (ranks 1..p-1),
+ *                          path p + k' - 2 segments (segment j's (+) on rank r waits for
+ *                          segment j's on r - 1 and segment j - 1's on r); exact when k'
+ *                          divides m (otherwise the first segments are one element longer and
+ *                          the volume is (p - 2) ceil(m/k') + m). Plain `pipeline` takes the
+ *                          builder's own k for count elements of one byte (cost_pipeline_k
+ *                          with the default alpha and beta); auto prices it with the k of its
+ *                          own alpha and beta, the k the library then runs it with.
  *   barrier dissemination  q rounds of empty messages
  * The model's gamma term takes the (+) on the critical path (the longest chain of (+) that wait
  * for each other through messages), as exscan's does. It is the busiest process's (+) but for
@@ -73,6 +82,13 @@ static void set(vector_figures_t *f, unsigned rounds, uint64_t den, uint64_t vol
 int cost_vector_figures(const alg_desc_t *alg, int p, size_t count, int root, int commutative,
                         vector_figures_t *f)
 {
+    return cost_vector_figures_param(alg, alg != NULL ? alg->param : 0, p, count, root, commutative,
+                                     f);
+}
+
+int cost_vector_figures_param(const alg_desc_t *alg, int param, int p, size_t count, int root,
+                              int commutative, vector_figures_t *f)
+{
     set(f, 0, 1, 0, 0);
     if (alg == NULL || p < 1 || !cost_has_vector(alg->coll))
         return -1;
@@ -91,10 +107,18 @@ int cost_vector_figures(const alg_desc_t *alg, int p, size_t count, int root, in
         b != allreduce_rhrd_classic_build && b != allreduce_rs_ag_build &&
         b != allreduce_ring_build && b != bcast_binomial_build &&
         b != bcast_scatter_allgather_build && b != scan_linear_build && b != scan_doubling_build &&
-        b != scan_recursive_doubling_build && b != barrier_dissemination_build)
+        b != scan_recursive_doubling_build && b != scan_pipeline_build &&
+        b != barrier_dissemination_build)
         return -1;
     if (p == 1)
         return 0;
+    if (b == scan_pipeline_build) {
+        const sched_args_t a = {.size = p, .count = count, .elem_size = 1, .param = param};
+        const uint64_t k = (uint64_t)pipeline_segments(&a);
+        set(f, (unsigned)(P + k - 2), k, P + k - 2, k);
+        f->path = P + k - 2;
+        return 0;
+    }
     if (b == reduce_binomial_build) {
         const unsigned forward = !commutative && root != 0;
         set(f, q + forward, 1, q + forward, q);
@@ -158,7 +182,8 @@ static const char *const reduce_candidates[] = {"binomial", "rhrd", "rhrd-classi
 static const char *const allreduce_candidates[] = {"recursive-doubling", "rhrd", "rhrd-classic",
                                                    "rs-ag", "ring"};
 static const char *const bcast_candidates[] = {"binomial", "scatter-allgather"};
-static const char *const scan_candidates[] = {"doubling", "recursive-doubling", "linear"};
+static const char *const scan_candidates[] = {"doubling", "recursive-doubling", "linear",
+                                              "pipeline"};
 static const char *const barrier_candidates[] = {"dissemination"};
 
 const char *const *cost_vector_candidates(ucoll_coll_t coll, size_t *n)
@@ -202,12 +227,14 @@ const char *cost_auto_vector(ucoll_coll_t coll, int p, size_t count, size_t elem
             continue;
         if ((alg->flags & ALG_POWER_OF_TWO) && (p & (p - 1)) != 0)
             continue;
+        /* pipeline: with the k the library will run it with for this vector */
+        param = cost_resolve_param(alg, param, p, count, elem_size, cost);
         if (!cost_fits_tag(alg, param, p))
             continue; /* the executor would refuse it, on every rank alike */
         vector_figures_t f;
         /* the root does not change the choice: only binomial serves a non-commutative op,
          * where the root costs a round */
-        if (cost_vector_figures(alg, p, count, 0, commutative, &f) != 0)
+        if (cost_vector_figures_param(alg, param, p, count, 0, commutative, &f) != 0)
             continue;
         const double t = cost_vector_predict_us(&f, count, elem_size, cost);
         if (best == NULL || t < best_t * (1 - 1e-12)) { /* strictly cheaper, robust to rounding */

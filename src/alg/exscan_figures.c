@@ -21,6 +21,12 @@
  *   chains short by one). max_ops is that path less one when q' >= 2 and either K = q (and
  *   p >= 4) or p - 1 - w <= 2^(q'-1) for the last exclusive skip w = (2^q' - 1) 2^(R2-1)
  *   (read off the schedules' counts, like the two above).
+ *
+ * pipeline:K (scan_pipeline.c), for a vector of at least K elements: p + K - 2 rounds of one
+ *   segment each (segments = K); ranks 1..p-2 combine K segments (max_ops K), and segment j's
+ *   (+) on rank r waits for segment j's on r - 1 and segment j - 1's on r: path p + K - 3.
+ *   p = 2: K rounds, no (+). Plain `pipeline` has no closed form here: its k depends on the
+ *   vector (cost_pipeline_k).
  */
 #include "cost.h"
 
@@ -83,6 +89,19 @@ int cost_exscan_figures(const alg_desc_t *alg, int param, int p, sched_figures_t
     const sched_build_fn_t b = alg != NULL ? alg->build : NULL;
     unsigned qprime = 0;
     fig->rounds = fig->max_ops = fig->path_ops = 0;
+    fig->segments = 1;
+    if (b == exscan_pipeline_build) {
+        if (p < 1 || param < 1)
+            return -1;
+        fig->segments = (unsigned)param;
+        if (p >= 2)
+            fig->rounds = (unsigned)(p + param - 2);
+        if (p >= 3) {
+            fig->max_ops = (unsigned)param;
+            fig->path_ops = (unsigned)(p + param - 3);
+        }
+        return 0;
+    }
     if (b == exscan_doubling_build)
         qprime = (unsigned)param;
     else if (b == exscan_best_doubling_build)

@@ -22,6 +22,9 @@ static const alg_desc_t exscan_algs[] = {
      ALG_ORDER_PRESERVING | ALG_PARAM_REQUIRED, "doubling:Q, explicit q'=Q>=1"},
     {UCOLL_COLL_EXSCAN, "roughly-halving", exscan_roughly_halving_build, 0, ALG_ORDER_PRESERVING,
      "roughly halving skips: ceil(log2 p) rounds, <= q+popcount(p-1)-2-[p even] (+)"},
+    {UCOLL_COLL_EXSCAN, "pipeline", exscan_pipeline_build, 0,
+     ALG_ORDER_PRESERVING | ALG_PARAM_OPTIONAL,
+     "chain in k segments (pipeline:K, or k from the model): p+k-2 rounds of m/k, 1 vector of (+)"},
 };
 
 static const alg_desc_t scan_algs[] = {
@@ -31,6 +34,8 @@ static const alg_desc_t scan_algs[] = {
      "Hillis-Steele skips 1,2,4,...: ceil(log2 p) rounds, <= ceil(log2 p) (+)"},
     {UCOLL_COLL_SCAN, "recursive-doubling", scan_recursive_doubling_build, 0, ALG_ORDER_PRESERVING,
      "butterfly r^2^k: ceil(log2 p) rounds, up to 2 (+) per round"},
+    {UCOLL_COLL_SCAN, "pipeline", scan_pipeline_build, 0, ALG_ORDER_PRESERVING | ALG_PARAM_OPTIONAL,
+     "chain in k segments (pipeline:K, or k from the model): p+k-2 rounds of m/k, 1 vector of (+)"},
 };
 
 static const alg_desc_t reduce_algs[] = {
@@ -218,7 +223,8 @@ const alg_desc_t *alg_lookup(ucoll_coll_t coll, const char *name, int *param)
     for (size_t i = 0; i < n; i++) {
         if (strlen(algs[i].name) != len || strncmp(algs[i].name, name, len) != 0)
             continue;
-        if (!(algs[i].flags & ALG_PARAM_REQUIRED)) {
+        const int optional = (algs[i].flags & ALG_PARAM_OPTIONAL) != 0;
+        if (!(algs[i].flags & ALG_PARAM_REQUIRED) && (!optional || colon == NULL)) {
             if (colon != NULL)
                 return NULL;
             *param = algs[i].param;
@@ -229,7 +235,7 @@ const alg_desc_t *alg_lookup(ucoll_coll_t coll, const char *name, int *param)
         char *end;
         errno = 0;
         long q = strtol(colon + 1, &end, 10);
-        if (errno != 0 || *end != '\0' || q < 1 || q > 62)
+        if (errno != 0 || *end != '\0' || q < 1 || q > (optional ? ALG_PARAM_OPTIONAL_MAX : 62))
             return NULL;
         *param = (int)q;
         return &algs[i];

@@ -233,9 +233,12 @@ START_TEST(auto_choices)
         {24, 8, &costly, "best-doubling"},
         /* p = 10: roughly-halving 3 (+) against best-doubling's 4, same rounds */
         {10, 8, &costly, "roughly-halving"},
-        /* expensive (+), large vector, p = 100: one more round (8 vs 7) buys fewer (+) on the
-         * path (7 vs 8): 1-doubling */
-        {100, 65536, &costly, "1-doubling"},
+        /* expensive (+), 8 KiB, p = 100: one more round (8 vs 7) buys fewer (+) on the path
+         * (7 vs 8): 1-doubling (the pipeline's k = 9 puts 106/9 vectors of (+) on its path) */
+        {100, 8192, &costly, "1-doubling"},
+        /* at 64 KiB the pipeline: k = 25, 123 rounds of m/25 and 122 segments (4.9 vectors) of
+         * (+) on the path, 16146 us against 1-doubling's 22998 */
+        {100, 65536, &costly, "pipeline"},
         /* p = 2: a single round with no (+) for everyone: first candidate */
         {2, 8, &costly, "roughly-halving"},
     };
@@ -252,16 +255,24 @@ START_TEST(auto_choices)
         ck_assert_str_eq(cost_select(UCOLL_COLL_EXSCAN, cases[i].p, (size_t)cases[i].bytes, 0,
                                      cases[i].cost, 0, 0),
                          got);
-        /* the chosen one's figures, as the schedules give them */
-        const sched_figures_t want = figures(got, cases[i].p);
-        assert_same(&fig, &want, got, 0, cases[i].p, "auto's");
+        /* the chosen one's figures, as the schedules give them (pipeline: with the k the
+         * library resolves it to, on the whole vector) */
+        int param = 0;
+        const alg_desc_t *alg = alg_lookup(UCOLL_COLL_EXSCAN, got, &param);
+        ck_assert_ptr_nonnull(alg);
+        param =
+            cost_resolve_param(alg, param, cases[i].p, (size_t)cases[i].bytes, 1, cases[i].cost);
+        sched_figures_t want;
+        ck_assert_int_eq(
+            sched_figures(alg, param, cases[i].p, (size_t)cases[i].bytes, 1, 0, 0, &want), 0);
+        assert_same(&fig, &want, got, param, cases[i].p, "auto's");
     }
 }
 END_TEST
 
 START_TEST(prediction_formula)
 {
-    sched_figures_t f = {4, 3, 5};
+    sched_figures_t f = {4, 3, 5, 1};
     cost_params_t c = {2.0, 0.5, 0.25};
     /* 4*(2 + 1000*0.5e-3) + 5*1000*0.25e-3 = 10 + 1.25 */
     ck_assert_double_eq_tol(cost_predict_us(&f, 1000, &c), 11.25, 1e-9);
@@ -527,9 +538,12 @@ START_TEST(selection_builds_no_schedule)
         }
     }
     ck_assert_uint_eq(sched_figures_builds(), before);
-    /* 16 ranks, expensive (+), 1 MiB: 1-doubling (5 rounds, 4 (+) on the path) beats the
-     * 4-round ones (6 (+) on the path) */
-    ck_assert_str_eq(cost_select(UCOLL_COLL_EXSCAN, 16, 1 << 20, 1, &cost, 0, 0), "1-doubling");
+    /* 16 ranks, expensive (+), 8 KiB: 1-doubling (5 rounds, 4 (+) on the path: 173 us) beats
+     * the 4-round ones (6 (+) on the path: 253 us) and pipeline:3 (17 rounds, 16 segments of
+     * (+) on the path: 240 us); at 1 MiB pipeline:38 (52 rounds, 51 segments: 7232 us against
+     * 1-doubling's 21500) */
+    ck_assert_str_eq(cost_select(UCOLL_COLL_EXSCAN, 16, 8192, 1, &cost, 0, 0), "1-doubling");
+    ck_assert_str_eq(cost_select(UCOLL_COLL_EXSCAN, 16, 1 << 20, 1, &cost, 0, 0), "pipeline");
     sched_figures_t f;
     int param = 0;
     ck_assert_int_eq(

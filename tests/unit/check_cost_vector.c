@@ -368,14 +368,20 @@ START_TEST(test_auto_choices)
     /* bcast p = 5: scatter-allgather 6 rounds, 8/5 L against binomial's 3, 3 L */
     ck_assert_str_eq(pick(UCOLL_COLL_BCAST, 5, M16, 1, 1), "scatter-allgather");
     ck_assert_str_eq(pick(UCOLL_COLL_BCAST, 5, 8, 1, 1), "binomial");
-    /* scan p = 8, 16 MiB: doubling 3 (+) against recursive-doubling's 5 */
-    ck_assert_str_eq(pick(UCOLL_COLL_SCAN, 8, M16, 1, 0), "doubling");
+    /* scan p = 8, 1 KiB: doubling 3 (+) on the path against recursive-doubling's 5 (the
+     * pipeline's k is 1 there: 7 rounds); 16 MiB: pipeline:100, 106 rounds of m/100 and 106
+     * segments of (+) on the path, 1886 + 1779 us against doubling's 3 + 5033 + 5033 */
+    ck_assert_str_eq(pick(UCOLL_COLL_SCAN, 8, 1024, 1, 0), "doubling");
+    ck_assert_str_eq(pick(UCOLL_COLL_SCAN, 8, M16, 1, 0), "pipeline");
     ck_assert_str_eq(pick(UCOLL_COLL_SCAN, 8, 8, 1, 0), "doubling");
     /* p = 3: all three 2 rounds, 2 vectors, 2 (+) on the path: the first, doubling; p = 5,
-     * 64 KiB: linear's one (+) per process would beat doubling's 3, its chain of 4 does not */
+     * 1 KiB: linear's one (+) per process would beat doubling's 3, its chain of 4 does not.
+     * Large vectors go to the pipeline: p = 3, 16 MiB: k = 41, 42 rounds, 1761 + 1719 us
+     * against 6713; p = 5, 64 KiB: k = 4, 7 rounds, 18.5 + 11.5 us against 22.7 + 19.7 */
     ck_assert_str_eq(pick(UCOLL_COLL_SCAN, 3, 8, 1, 0), "doubling");
-    ck_assert_str_eq(pick(UCOLL_COLL_SCAN, 3, M16, 1, 0), "doubling");
-    ck_assert_str_eq(pick(UCOLL_COLL_SCAN, 5, 65536, 1, 0), "doubling");
+    ck_assert_str_eq(pick(UCOLL_COLL_SCAN, 5, 1024, 1, 0), "doubling");
+    ck_assert_str_eq(pick(UCOLL_COLL_SCAN, 3, M16, 1, 0), "pipeline");
+    ck_assert_str_eq(pick(UCOLL_COLL_SCAN, 5, 65536, 1, 0), "pipeline");
     ck_assert_str_eq(pick(UCOLL_COLL_BARRIER, 8, 0, 1, 1), "dissemination");
     /* one process: every candidate 0 rounds, the first */
     ck_assert_str_eq(pick(UCOLL_COLL_ALLREDUCE, 1, M16, 1, 1), "recursive-doubling");
