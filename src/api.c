@@ -433,13 +433,23 @@ UCOLL_EXPORT int ucoll_comm_size(const ucoll_comm_t *comm)
     return (comm != NULL && comm->magic == COMM_MAGIC) ? comm->size : -1;
 }
 
-static ucoll_status_t set_algorithm_locked(ucoll_comm_t *comm, ucoll_coll_t coll, const char *alg)
+/* a communicator handle as the caller passed it: NULL or not one of ours, INVALID_ARG; freed
+ * or finalized, STATE */
+static ucoll_status_t comm_handle_status(const ucoll_comm_t *comm)
 {
     if (comm == NULL)
         return UCOLL_ERR_INVALID_ARG;
     if (comm->magic == COMM_DEAD)
         return UCOLL_ERR_STATE;
-    if (comm->magic != COMM_MAGIC || (unsigned)coll >= UCOLL_NCOLLS || alg == NULL)
+    return comm->magic == COMM_MAGIC ? UCOLL_OK : UCOLL_ERR_INVALID_ARG;
+}
+
+static ucoll_status_t set_algorithm_locked(ucoll_comm_t *comm, ucoll_coll_t coll, const char *alg)
+{
+    const ucoll_status_t st = comm_handle_status(comm);
+    if (st != UCOLL_OK)
+        return st;
+    if ((unsigned)coll >= UCOLL_NCOLLS || alg == NULL)
         return UCOLL_ERR_INVALID_ARG;
     if (strcmp(alg, "auto") == 0) {
         comm->alg[coll].alg = NULL;
@@ -512,12 +522,11 @@ static ucoll_status_t agree_comm_id(ucoll_comm_t *comm, uint64_t *used, uint32_t
 static ucoll_status_t comm_split_locked(ucoll_comm_t *comm, int color, int key,
                                         ucoll_comm_t **newcomm)
 {
-    if (comm == NULL || newcomm == NULL)
+    if (newcomm == NULL)
         return UCOLL_ERR_INVALID_ARG;
-    if (comm->magic == COMM_DEAD)
-        return UCOLL_ERR_STATE;
-    if (comm->magic != COMM_MAGIC)
-        return UCOLL_ERR_INVALID_ARG;
+    const ucoll_status_t handle = comm_handle_status(comm);
+    if (handle != UCOLL_OK)
+        return handle;
     if (comm->revoked)
         return UCOLL_ERR_STATE;
     ucoll_ctx_t *ctx = comm->ctx;
@@ -580,12 +589,11 @@ out:
  * in comm's order, with the agreed id and comm's algorithm choices */
 static ucoll_status_t comm_shrink_locked(ucoll_comm_t *comm, ucoll_comm_t **newcomm)
 {
-    if (comm == NULL || newcomm == NULL)
+    if (newcomm == NULL)
         return UCOLL_ERR_INVALID_ARG;
-    if (comm->magic == COMM_DEAD)
-        return UCOLL_ERR_STATE;
-    if (comm->magic != COMM_MAGIC)
-        return UCOLL_ERR_INVALID_ARG;
+    const ucoll_status_t handle = comm_handle_status(comm);
+    if (handle != UCOLL_OK)
+        return handle;
     ucoll_ctx_t *ctx = comm->ctx;
     uint64_t *failed = NULL;
     uint32_t id = 0;
@@ -623,11 +631,10 @@ static ucoll_status_t comm_shrink_locked(ucoll_comm_t *comm, ucoll_comm_t **newc
 
 static ucoll_status_t comm_free_locked(ucoll_comm_t *comm)
 {
-    if (comm == NULL)
-        return UCOLL_ERR_INVALID_ARG;
-    if (comm->magic == COMM_DEAD)
-        return UCOLL_ERR_STATE;
-    if (comm->magic != COMM_MAGIC || comm == comm->ctx->world)
+    const ucoll_status_t handle = comm_handle_status(comm);
+    if (handle != UCOLL_OK)
+        return handle;
+    if (comm == comm->ctx->world)
         return UCOLL_ERR_INVALID_ARG;
     for (ucoll_request_t *r = comm->ctx->active; r != NULL; r = r->next_active)
         if (r->comm == comm)

@@ -78,10 +78,9 @@ if [ ! -x "$bin" ]; then
     exit 2
 fi
 
-export UCX_NET_DEVICES="${UCX_NET_DEVICES:-lo}"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_rmaps_base_oversubscribe=1
-export OMPI_MCA_oob_tcp_if_include="${OMPI_MCA_oob_tcp_if_include:-lo}"
+# shellcheck source=tests/testlib.sh
+. "$(dirname "$0")/../testlib.sh"
+ucoll_local_env
 export UCOLL_TIMEOUT=$timeout
 export UCX_KEEPALIVE_INTERVAL="${UCX_KEEPALIVE_INTERVAL:-1s}"
 # startup (1-3 s per launch on 2 cores) + the loop until the kill (< 1 s) + detection + exit

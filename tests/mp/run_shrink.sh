@@ -59,10 +59,9 @@ if [ ! -x "$bin" ]; then
     exit 2
 fi
 
-export UCX_NET_DEVICES="${UCX_NET_DEVICES:-lo}"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_rmaps_base_oversubscribe=1
-export OMPI_MCA_oob_tcp_if_include="${OMPI_MCA_oob_tcp_if_include:-lo}"
+# shellcheck source=tests/testlib.sh
+. "$(dirname "$0")/../testlib.sh"
+ucoll_local_env
 # bounds every wait even if a failure went unnoticed (a survivor then reports TIMED_OUT: FAIL)
 export UCOLL_TIMEOUT="${UCOLL_TIMEOUT:-20}"
 export UCX_KEEPALIVE_INTERVAL="${UCX_KEEPALIVE_INTERVAL:-1s}"
@@ -98,7 +97,7 @@ for ((i = 0; i < reps; i++)); do
     # a sanitized build (--bin): any report of ASan, LeakSanitizer or UBSan fails the launch
     grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$d/log" &&
         err="$err sanitizer-report"
-    nv=$(ls "$d"/victim-* 2>/dev/null | wc -l)
+    nv=$(find "$d" -maxdepth 1 -name "victim-*" | wc -l)
     [ "$nv" = "$victims" ] || err="$err $nv-victim-records(want-$victims)"
     dead=" "
     for f in "$d"/victim-*; do

@@ -472,6 +472,17 @@ START_TEST(ring_mapped_on_first_send)
 }
 END_TEST
 
+/* rank 0's channel, with rank 1 on this host as process pid (descriptor 3: never its segment) */
+static shm_chan_t *channel_with_peer(pid_t pid)
+{
+    int fd0 = shm_segment_create();
+    const int locals[2] = {0, 1};
+    shm_chan_t *ch = NULL;
+    ck_assert_int_eq(shm_attach(0, 2, locals, 2, fd0, &ch), UCOLL_OK);
+    shm_enable_peer(ch, 1, (long)pid, 3);
+    return ch;
+}
+
 /* a peer that died before this rank's first send to it: the ring cannot be mapped because the
  * process is gone, which is the peer's failure (PEER_FAILED), not the channel's (TRANSPORT) */
 START_TEST(first_send_to_a_dead_peer)
@@ -482,11 +493,7 @@ START_TEST(first_send_to_a_dead_peer)
         _exit(0);
     int status;
     ck_assert_int_eq(waitpid(dead, &status, 0), dead); /* reaped: its pid names no process */
-    int fd0 = shm_segment_create();
-    const int locals[2] = {0, 1};
-    shm_chan_t *ch = NULL;
-    ck_assert_int_eq(shm_attach(0, 2, locals, 2, fd0, &ch), UCOLL_OK);
-    shm_enable_peer(ch, 1, (long)dead, 3);
+    shm_chan_t *ch = channel_with_peer(dead);
     uint32_t v = 7;
     tp_op_t s[2];
     send_msg(ch, 1, &v, 4, 1, &s[0]);
@@ -512,11 +519,7 @@ START_TEST(first_send_to_a_zombie_peer)
     /* dead, left unreaped (WNOWAIT) */
     ck_assert_int_eq(waitid(P_PID, (id_t)dead, &info, WEXITED | WNOWAIT), 0);
     ck_assert_int_eq(kill(dead, 0), 0);
-    int fd0 = shm_segment_create();
-    const int locals[2] = {0, 1};
-    shm_chan_t *ch = NULL;
-    ck_assert_int_eq(shm_attach(0, 2, locals, 2, fd0, &ch), UCOLL_OK);
-    shm_enable_peer(ch, 1, (long)dead, 3);
+    shm_chan_t *ch = channel_with_peer(dead);
     uint32_t v = 7;
     tp_op_t s;
     send_msg(ch, 1, &v, 4, 1, &s);
