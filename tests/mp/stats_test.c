@@ -7,9 +7,14 @@
  * stderr, which the test captures in a file and compares:
  *   - endpoints == distinct peers; address_lookups == distinct peers (PMIx fetches a peer's
  *     address on its first use only);
- *   - messages_ucx + messages_shm == messages sent; with the default channels on one host
- *     (no UCOLL_SHM, UCOLL_FAILURE_DETECTION or UCOLL_TEST_HOSTS set) messages_shm == those of
- *     at most 4096 bytes, and rings == the distinct peers they went to.
+ *   - messages_ucx + messages_shm == messages sent; with the default channels (no UCOLL_SHM
+ *     or UCOLL_FAILURE_DETECTION set) messages_shm == those of at most 4096 bytes to peers on
+ *     this rank's host, and rings == the distinct peers they went to: every message to another
+ *     host, and every larger one, went through UCX.
+ * The hosts: with UCOLL_TEST_HOSTS=N (simulated) rank r acts as on host r % N; with
+ * STATS_TEST_RANKS_PER_HOST=K (a launch across real hosts, ranks in blocks of K) rank r runs
+ * on host r / K, which the test checks against SLURM_NODEID when Slurm sets it; otherwise
+ * every rank is on one host.
  * The collectives are chosen so that no rank talks to every other one (checked): a library
  * that connects every peer at init (endpoints == p - 1) fails.
  * Init runs one collective of its own, the comparison of the settings that must agree across
@@ -104,9 +109,18 @@ out:
 }
 
 typedef struct {
-    unsigned char *peer, *ring_peer; /* per rank: a round talks to it; a small send goes to it */
-    unsigned long long messages, small_messages;
+    unsigned char *peer, *ring_peer; /* per rank: a round talks to it; a ring send goes to it */
+    unsigned long long messages, ring_messages;
+    int tested_hosts, per_host; /* the layout: see host_of */
 } expect_t;
+
+/* the host rank r runs on (see the header) */
+static int host_of(const expect_t *e, int r)
+{
+    if (e->tested_hosts > 0)
+        return r % e->tested_hosts;
+    return e->per_host > 0 ? r / e->per_host : 0;
+}
 
 /* adds this rank's schedule of one call (as src/coll.c builds it) to what it expects */
 static int add_schedule(expect_t *e, ucoll_coll_t coll, const char *name, size_t count,
@@ -139,11 +153,12 @@ static int add_schedule(expect_t *e, ucoll_coll_t coll, const char *name, size_t
             e->peer[st->recv_peer] = 1;
         if (st->send_peer >= 0) {
             /* one message per round: every message here is below UCOLL_SEGMENT_SIZE */
-            const int small = st->send.count * a.elem_size <= SHM_LIMIT;
+            const int ring = st->send.count * a.elem_size <= SHM_LIMIT &&
+                             host_of(e, st->send_peer) == host_of(e, rank);
             e->peer[st->send_peer] = 1;
-            e->ring_peer[st->send_peer] |= (unsigned char)small;
+            e->ring_peer[st->send_peer] |= (unsigned char)ring;
             e->messages++;
-            e->small_messages += (unsigned long long)small;
+            e->ring_messages += (unsigned long long)ring;
         }
     }
     sched_destroy(&s);
@@ -198,9 +213,17 @@ int main(void)
         return 1;
     }
     const int rank = ucoll_comm_rank(w), p = ucoll_comm_size(w);
-    expect_t e = {calloc((size_t)p, 1), calloc((size_t)p, 1), 0, 0};
+    expect_t e = {calloc((size_t)p, 1), calloc((size_t)p, 1), 0, 0, 0, 0};
     if (e.peer == NULL || e.ring_peer == NULL)
         return 1;
+    if (env_set("UCOLL_TEST_HOSTS"))
+        e.tested_hosts = atoi(getenv("UCOLL_TEST_HOSTS"));
+    else if (env_set("STATS_TEST_RANKS_PER_HOST"))
+        e.per_host = atoi(getenv("STATS_TEST_RANKS_PER_HOST"));
+    check(e.tested_hosts >= 0 && e.per_host >= 0, rank, "a layout of at least one rank per host");
+    if (e.per_host > 0 && env_set("SLURM_NODEID"))
+        check(atoi(getenv("SLURM_NODEID")) == rank / e.per_host, rank,
+              "SLURM_NODEID == rank / STATS_TEST_RANKS_PER_HOST (ranks in blocks)");
     const char *check_env = getenv("UCOLL_CHECK");
     const int checked = check_env != NULL && strcmp(check_env, "1") == 0 && p > 1;
     /* init's comparison of the settings */
@@ -256,21 +279,23 @@ int main(void)
     unlink(path);
     check(st == UCOLL_OK, rank, "ucoll_finalize");
     check(have, rank, "exactly one stats line of this rank, in the documented format");
-    const int default_channels = !env_set("UCOLL_SHM") && !env_set("UCOLL_FAILURE_DETECTION") &&
-                                 !env_set("UCOLL_TEST_HOSTS");
+    const int default_channels = !env_set("UCOLL_SHM") && !env_set("UCOLL_FAILURE_DETECTION");
     if (have) {
         check(v[0] == npeers, rank, "endpoints == distinct peers of the schedules");
         check(v[2] == npeers, rank, "address_lookups == distinct peers (PMIx)");
         check(v[3] + v[4] == e.messages, rank, "messages_ucx + messages_shm == messages sent");
         if (default_channels && p > 1) {
-            check(v[4] == e.small_messages, rank, "messages_shm == messages of <= 4096 bytes");
-            check(v[1] == nring, rank, "rings == peers sent messages of <= 4096 bytes");
+            check(v[4] == e.ring_messages, rank,
+                  "messages_shm == messages of <= 4096 bytes to peers on this host");
+            check(v[3] == e.messages - e.ring_messages, rank,
+                  "messages_ucx == messages to other hosts and larger ones");
+            check(v[1] == nring, rank, "rings == on-host peers sent messages of <= 4096 bytes");
         }
     }
-    printf("stats_test rank %d of %d: distinct peers %llu, messages %llu (%llu small), "
+    printf("stats_test rank %d of %d: distinct peers %llu, messages %llu (%llu by ring), "
            "ring peers %llu; stats: endpoints %llu rings %llu address_lookups %llu "
            "messages_ucx %llu messages_shm %llu: %s\n",
-           rank, p, npeers, e.messages, e.small_messages, nring, v[0], v[1], v[2], v[3], v[4],
+           rank, p, npeers, e.messages, e.ring_messages, nring, v[0], v[1], v[2], v[3], v[4],
            g_failed == 0 ? "PASS" : "FAIL");
     free(e.peer);
     free(e.ring_peer);
