@@ -366,6 +366,19 @@ static ucoll_status_t finalize_locked(ucoll_comm_t *world)
     if (fin != NULL) {
         memcpy(fin->world_rank, world->world_rank, (size_t)world->size * sizeof(int));
         st = ucoll_barrier(fin);
+        /* A rank through the barrier knows that all have entered it, not that its own last
+         * messages have arrived: closing its endpoints now could drop them (a network
+         * endpoint closed by force discards what it still queues), failing a peer's barrier.
+         * The PMIx fence is no barrier under every launcher (Slurm's returns at once across
+         * nodes), so a second barrier holds every rank until all are through the first. Its
+         * own end may meet peers that left already: its result does not count, and it waits
+         * FINALIZE_SYNC_S per round at most. */
+        if (st == UCOLL_OK && world->size > 1) {
+            const double saved = ctx->cfg.timeout_s;
+            ctx->cfg.timeout_s = saved > 0 && saved < FINALIZE_SYNC_S ? saved : FINALIZE_SYNC_S;
+            (void)ucoll_barrier(fin);
+            ctx->cfg.timeout_s = saved;
+        }
         ctx->comms = fin->next; /* comm_new put it first */
         comm_kill(fin);
         free(fin);
