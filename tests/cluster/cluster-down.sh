@@ -15,6 +15,7 @@ die() {
     echo "cluster-down: error: $*" >&2
     exit 1
 }
+SAY="cluster-down: "
 # shellcheck source=../slurm/lib.sh
 . "$HERE/../slurm/lib.sh"
 
@@ -32,11 +33,22 @@ stop_daemon() {
         stop_recorded "$file" "$comm" || return 1
     fi
     for _ in $(seq 1 50); do
-        kill -0 "$npid" 2>/dev/null || break
+        live_pid "$file.nsenter" nsenter >/dev/null || break
         sleep 0.1
     done
-    kill -KILL "$npid" 2>/dev/null
+    npid=$(live_pid "$file.nsenter" nsenter) && kill -KILL "$npid" 2>/dev/null
     rm -f "$DIR/pids/$file.nsenter.pid"
+}
+
+# the pid in DIR/pids/NAME.holder.pid if it is still that host's anchor: ns-holder.sh NAME, in
+# a pid namespace other than this one's (a reused pid is left alone)
+holder_pid() {
+    local pid
+    pid=$(cat "$DIR/pids/$1.holder.pid" 2>/dev/null) || return 1
+    [[ $pid =~ ^[0-9]+$ ]] || return 1
+    tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" | grep -q "ns-holder.sh $1 " || return 1
+    [ "$(readlink "/proc/$pid/ns/pid")" != "$(readlink /proc/self/ns/pid)" ] || return 1
+    echo "$pid"
 }
 
 if live_pid slurmctld.nsenter nsenter >/dev/null; then
@@ -56,33 +68,30 @@ status=0
 for f in "$DIR"/pids/slurmd.*.nsenter.pid; do
     [ -e "$f" ] || continue
     f=${f##*/}
-    out=$(stop_daemon "${f%.nsenter.pid}" slurmd) || status=1
-    [ -z "$out" ] || echo "cluster-down: $out"
+    stop_daemon "${f%.nsenter.pid}" slurmd || status=1
 done
-out=$(stop_daemon slurmctld slurmctld) || status=1
-[ -z "$out" ] || echo "cluster-down: $out"
-out=$(stop_recorded munged) || status=1
-[ -z "$out" ] || echo "cluster-down: $out"
+stop_daemon slurmctld slurmctld || status=1
+stop_recorded munged || status=1
 # the holders: hosts first, the switch last
 for f in "$DIR"/pids/h*.holder.pid "$DIR"/pids/switch.holder.pid; do
     [ -e "$f" ] || continue
-    f=${f##*/}
-    name=${f%.pid}
-    pid=$(live_pid "$name" bash) || {
-        rm -f "$DIR/pids/$f"
+    name=${f##*/}
+    name=${name%.holder.pid}
+    pid=$(holder_pid "$name") || {
+        rm -f "$f"
         continue
     }
     kill -KILL "$pid" 2>/dev/null
     for _ in $(seq 1 50); do
-        kill -0 "$pid" 2>/dev/null || break
+        holder_pid "$name" >/dev/null || break
         sleep 0.1
     done
-    if live_pid "$name" bash >/dev/null; then
-        echo "cluster-down: error: ${name%.holder} (holder pid $pid) does not stop" >&2
+    if holder_pid "$name" >/dev/null; then
+        echo "cluster-down: error: $name (holder pid $pid) does not stop" >&2
         status=1
     else
-        echo "cluster-down: ${name%.holder} stopped (holder pid $pid)"
-        rm -f "$DIR/pids/$f"
+        echo "cluster-down: $name stopped (holder pid $pid)"
+        rm -f "$f"
     fi
 done
 exit "$status"

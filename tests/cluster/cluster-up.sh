@@ -55,6 +55,7 @@ for c in unshare nsenter ip pgrep; do
     command -v "$c" >/dev/null 2>&1 || die "$c not found"
 done
 
+SAY="cluster-up: "
 # shellcheck source=../slurm/lib.sh
 . "$HERE/../slurm/lib.sh"
 slurm_packages "$install"
@@ -75,7 +76,8 @@ say "munged up (pid $(cat "$DIR/pids/munged.pid"))"
 
 # ---------------------------------------------------------------- namespaces
 # starts ns-holder.sh NAME under unshare with the given flags; records the holder's pid (the
-# process inside the namespaces, a child of unshare) in DIR/pids/NAME.holder.pid
+# process inside the namespaces, a child of unshare) in DIR/pids/NAME.holder.pid. A holder that
+# does not come up is killed here: nothing else knows of it yet.
 start_holder() {
     local name=$1 ready="$DIR/run/$1.ready" upid hpid=""
     shift
@@ -85,13 +87,18 @@ start_holder() {
     upid=$!
     for _ in $(seq 1 100); do
         [ -f "$ready" ] && hpid=$(pgrep -P "$upid" | head -n 1) && [ -n "$hpid" ] && break
-        kill -0 "$upid" 2>/dev/null || die "the namespaces of $name did not come up"
+        hpid=""
+        kill -0 "$upid" 2>/dev/null || break
         sleep 0.1
     done
-    [ -n "$hpid" ] || die "the namespaces of $name were not ready in 10 s"
+    if [ -z "$hpid" ]; then
+        pkill -KILL -P "$upid" 2>/dev/null
+        kill -KILL "$upid" 2>/dev/null
+        die "the namespaces of $name did not come up in 10 s"
+    fi
     echo "$hpid" >"$DIR/pids/$name.holder.pid"
 }
-start_holder switch --net --fork
+start_holder switch --net --pid --fork
 nsenter -t "$(cat "$DIR/pids/switch.holder.pid")" --net sh -c \
     'ip link add br0 type bridge && ip link set br0 up' || die "cannot make the bridge"
 hostlines=""

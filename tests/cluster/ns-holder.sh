@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# tests/cluster/ns-holder.sh NAME READY [KEEP...]: the first process of one test host's namespaces,
-# started by cluster-up.sh under `unshare --net --uts --ipc --mount --pid --fork --mount-proc`
-# (or `unshare --net --fork` for the switch, NAME "switch"). It gives the host its name, a
-# private /tmp and /dev/shm and a loopback that is up, writes READY, and then stays as the
-# (each KEEP directory under /tmp, such as the cluster's state and the source tree, stays
-# visible there: it is bound back into the new /tmp)
-# namespaces' anchor: as process 1 of the host's pid namespace it reaps orphaned processes, and
-# when it ends the kernel ends every process of the host.
+# tests/cluster/ns-holder.sh NAME READY [KEEP...]: the first process of one test host's
+# namespaces, started by cluster-up.sh under
+# `unshare --net --uts --ipc --mount --pid --fork --mount-proc` (or `unshare --net --pid --fork`
+# for the switch, NAME "switch"). It gives the host its name, a private /tmp and /dev/shm (in
+# which each KEEP directory under /tmp, such as the cluster's state and the source tree, stays
+# visible: it is bound back into the new /tmp) and a loopback that is up, and writes READY.
+# Then it stays as the namespaces' anchor: as process 1 of their pid namespace it reaps
+# orphaned processes, and when it ends the kernel ends every process left there.
 set -u
 name=$1 ready=$2
 shift 2

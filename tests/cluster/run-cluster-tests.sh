@@ -4,13 +4,14 @@
 # tree this script belongs to. Every job is launched by srun on h1 (--mpi=pmix, ranks in
 # blocks: ranks 2h and 2h+1 on host h+1 at -N 4 -n 8), UCX between hosts over TCP on the
 # bridge (UCX_NET_DEVICES=eth0), the rings within a host:
-#   - stats_test at 4 x 2 and 4 x 1: endpoints and address lookups equal the peers of the
-#     schedules, and every message to another host went through UCX, every small one within a
-#     host through the rings (STATS_TEST_RANKS_PER_HOST, checked against SLURM_NODEID);
+#   - stats_test: endpoints and address lookups equal the peers of the schedules, and every
+#     message to another host went through UCX, every small one within a host through the
+#     rings (the layout in STATS_TEST_HOSTS, checked against SLURM_NODEID);
 #   - mp_test (barrier ordering through DIR/shared, which every host sees), mp_api_test and
-#     tests/api_user/api_user.c at 4 x 2, 4 x 1 and 3 hosts with 3 + 2 + 1 ranks;
+#     tests/api_user/api_user.c;
 #   - owed_test at 4 x 1 (with UCX's default protocols and with rendezvous for every message)
 #     and 4 x 2: a rank whose collective returned owes its peers nothing.
+# The layouts: 4 x 2, 4 x 1 and 3 hosts with 3 + 2 + 1 ranks.
 # Prints one PASS or FAIL line per job (logs in DIR/logs) and exits 0 only if all passed.
 set -uo pipefail
 if [ $# -lt 1 ] || [ ! -d "$1" ]; then
@@ -20,8 +21,8 @@ fi
 DIR=$(cd "$1" && pwd -P) || exit 2
 quick=0
 [ "${2:-}" = --quick ] && quick=1
-HERE=$(cd "$(dirname "$0")" && pwd)
-TOP=$(cd "$HERE/../.." && pwd)
+HERE=$(cd -P "$(dirname "$0")" && pwd -P)
+TOP=$(cd -P "$HERE/../.." && pwd -P)
 cd "$TOP" || exit 2
 LOGS="$DIR/logs"
 mkdir -p "$LOGS" "$DIR/shared" || exit 1
@@ -79,14 +80,12 @@ job() {
 
 counts=0,1,7,1000,20000
 [ "$quick" = 1 ] && counts=0,1,1000
-# layout: srun options and ranks
-for layout in "4x2:-N 4 -n 8" "4x1:-N 4 -n 4" "3+2+1:-N 3 -n 6 --distribution=arbitrary"; do
-    tag=${layout%%:*}
-    read -ra opts <<<"${layout#*:}"
-    np=0
-    for ((i = 0; i < ${#opts[@]}; i++)); do
-        [ "${opts[$i]}" = -n ] && np=${opts[$((i + 1))]}
-    done
+# layout: name, each rank's host (SLURM_NODEID), srun options
+for layout in "4x2;0,0,1,1,2,2,3,3;-N 4 -n 8" "4x1;0,1,2,3;-N 4 -n 4" \
+    "3+2+1;0,0,0,1,1,2;-N 3 -n 6 --distribution=arbitrary"; do
+    IFS=';' read -r tag hosts srun_opts <<<"$layout"
+    read -ra opts <<<"$srun_opts"
+    np=$(echo "$hosts" | tr ',' '\n' | wc -l)
     if [ "$tag" = 3+2+1 ]; then
         # 3 ranks on h1, 2 on h2, 1 on h3, in rank order
         export SLURM_HOSTFILE="$DIR/hostfile-3-2-1"
@@ -94,12 +93,7 @@ for layout in "4x2:-N 4 -n 8" "4x1:-N 4 -n 4" "3+2+1:-N 3 -n 6 --distribution=ar
     else
         unset SLURM_HOSTFILE
     fi
-    case $tag in
-    4x2) job "stats_test $tag" 300 "${opts[@]}" -- env STATS_TEST_RANKS_PER_HOST=2 \
-        tests/mp/stats_test ;;
-    4x1) job "stats_test $tag" 300 "${opts[@]}" -- env STATS_TEST_RANKS_PER_HOST=1 \
-        tests/mp/stats_test ;;
-    esac
+    job "stats_test $tag" 300 "${opts[@]}" -- env STATS_TEST_HOSTS="$hosts" tests/mp/stats_test
     job "mp_test $tag" 900 "${opts[@]}" -- env MP_TEST_SHARED_DIR="$DIR/shared" \
         tests/mp/mp_test --expect-size "$np" --counts "$counts"
     job "mp_api_test $tag" 600 "${opts[@]}" -- tests/mp/mp_api_test --expect-size "$np"

@@ -1,7 +1,9 @@
+# shellcheck shell=bash
 # tests/slurm/lib.sh: what the private Slurm set-ups share (sourced by tests/slurm/slurm-up.sh,
 # slurm-down.sh and tests/cluster/cluster-up.sh, cluster-down.sh): the packages, a private
 # munged, and stopping a daemon by its recorded process id. Callers set DIR (the state
-# directory, absolute) and define die() (report, clean up, exit non-zero) before using it.
+# directory, absolute) and SAY (their message prefix, e.g. "slurm-up: ") and define die()
+# (report, clean up, exit non-zero) before using it.
 
 SLURM_PKGS="slurmctld slurmd slurm-client munge libpmix-dev"
 
@@ -14,8 +16,11 @@ slurm_packages() {
             missing="$missing $p"
     done
     if [ -n "$missing" ]; then
-        [ "$install" = 1 ] || die "missing packages:$missing (--no-install given)"
-        echo "installing$missing"
+        if [ "$install" != 1 ]; then
+            echo "${SAY}error: missing packages:$missing (--no-install given)" >&2
+            exit 1
+        fi
+        echo "${SAY}installing$missing"
         # shellcheck disable=SC2086  # $missing is a list of package names
         if ! { DEBIAN_FRONTEND=noninteractive apt-get update -q &&
             DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing
@@ -83,14 +88,14 @@ stop_recorded() {
         sleep 0.2
     done
     if kill -0 "$pid" 2>/dev/null; then
-        echo "$file (pid $pid) still running 10 s after TERM; KILL"
+        echo "${SAY}$file (pid $pid) still running 10 s after TERM; KILL"
         kill -KILL "$pid" 2>/dev/null
         sleep 0.5
     fi
     if live_pid "$file" "$comm" >/dev/null; then
-        echo "error: $file (pid $pid) does not stop" >&2
+        echo "${SAY}error: $file (pid $pid) does not stop" >&2
         return 1
     fi
-    echo "$file (pid $pid) stopped"
+    echo "${SAY}$file (pid $pid) stopped"
     rm -f "$DIR/pids/$file.pid"
 }

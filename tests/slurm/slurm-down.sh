@@ -17,6 +17,7 @@ die() {
     echo "slurm-down: error: $*" >&2
     exit 1
 }
+SAY="slurm-down: "
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -35,7 +36,6 @@ fi
 
 status=0
 for d in slurmd slurmctld munged; do
-    out=$(stop_recorded "$d") || status=1
-    [ -z "$out" ] || echo "slurm-down: $out"
+    stop_recorded "$d" || status=1
 done
 exit "$status"

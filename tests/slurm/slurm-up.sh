@@ -53,6 +53,7 @@ if [ "$(id -u)" != 0 ]; then
 fi
 
 # ---------------------------------------------------------------- packages
+SAY="slurm-up: "
 # shellcheck source=lib.sh
 . "$HERE/lib.sh"
 slurm_packages "$install"
