@@ -88,8 +88,8 @@ enum {
     MODE_EXTERNAL,
     NMODES
 };
-static const char *const mode_names[NMODES] = {"before",  "nonblocking", "timer",
-                                               "stop",    "gone",        "external"};
+static const char *const mode_names[NMODES] = {"before", "nonblocking", "timer",
+                                               "stop",   "gone",        "external"};
 
 static int victim_fd = -1;
 static int victim_rank, victim_mode;

@@ -274,8 +274,8 @@ int main(void)
     check(nbarrier == 1, rank, "one barrier algorithm, the one finalize runs");
     /* two of them: the second holds every rank until all are through the first */
     for (int b = 0; b < (p > 1 ? 2 : 1); b++) {
-        check(add_schedule(&e, UCOLL_COLL_BARRIER, barriers[0].name, 0, 1, 0, rank, p) == 0,
-              rank, "finalize barrier schedule");
+        check(add_schedule(&e, UCOLL_COLL_BARRIER, barriers[0].name, 0, 1, 0, rank, p) == 0, rank,
+              "finalize barrier schedule");
         check(!checked || add_schedule(&e, UCOLL_COLL_ALLREDUCE, AGREE_ALG, AGREE_CHECK_WORDS,
                                        sizeof(uint64_t), 0, rank, p) == 0,
               rank, "finalize barrier's UCOLL_CHECK agreement schedule");
