@@ -361,11 +361,25 @@ static ucoll_status_t finalize_locked(ucoll_comm_t *world)
      * barrier numbered like the user's collectives would match the messages of a rank still
      * inside one (which would then get UCOLL_ERR_TRUNCATED instead of the failure). */
     const double timeout = ctx->cfg.timeout_s, start = now_seconds();
-    ucoll_status_t st = UCOLL_ERR_NO_MEMORY;
+    ucoll_status_t st = UCOLL_ERR_NO_MEMORY, st2 = UCOLL_OK;
     ucoll_comm_t *fin = comm_new(ctx, world->rank, world->size, FINALIZE_COMM_ID);
     if (fin != NULL) {
         memcpy(fin->world_rank, world->world_rank, (size_t)world->size * sizeof(int));
         st = ucoll_barrier(fin);
+        /* A rank through the barrier knows that all have entered it, not that its own last
+         * messages have arrived: closing its endpoints now could drop them (a network
+         * endpoint closed by force discards what it still queues), failing a peer's barrier.
+         * The PMIx fence is no barrier under every launcher (Slurm's returns at once across
+         * nodes), so a second barrier holds every rank until all are through the first. Its
+         * own end may meet peers that left already: its result is not finalize's, and it
+         * waits FINALIZE_SYNC_S per round at most. When it fails, what it leaves queued to
+         * peers that left is closed by force, and the fence is skipped as after a failure. */
+        if (st == UCOLL_OK && world->size > 1) {
+            const double saved = ctx->cfg.timeout_s;
+            ctx->cfg.timeout_s = saved > 0 && saved < FINALIZE_SYNC_S ? saved : FINALIZE_SYNC_S;
+            st2 = ucoll_barrier(fin);
+            ctx->cfg.timeout_s = saved;
+        }
         ctx->comms = fin->next; /* comm_new put it first */
         comm_kill(fin);
         free(fin);
@@ -390,8 +404,9 @@ static ucoll_status_t finalize_locked(ucoll_comm_t *world)
     coll_release_requests(ctx);
     shrink_end_ops(ctx);
     /* after a failed barrier (a dead peer, a timeout) the fence would wait for the dead */
-    ucoll_status_t fst = st == UCOLL_OK ? ctx->bs->fence(ctx->bs) : UCOLL_OK;
-    if (st != UCOLL_OK)
+    const int all_through = st == UCOLL_OK && st2 == UCOLL_OK;
+    ucoll_status_t fst = all_through ? ctx->bs->fence(ctx->bs) : UCOLL_OK;
+    if (!all_through)
         tp_close_by_force(ctx->tp);
     /* the live comms and the freed ones kept for ERR_STATE all stay, dead (comm_kill of an
      * already freed one does nothing more) */

@@ -19,19 +19,21 @@
 # Options: --no-install (do not check/install packages)  --no-build (use the existing build)
 #          --quick (np 1-4 and counts up to 1000 only, for development)
 #          --no-slurm (leave out the private Slurm cluster, e.g. where another one may run)
+#          --no-cluster (leave out the cluster of namespace hosts, tests/cluster)
 set -uo pipefail
 
 cd "$(dirname "$0")/.." || exit 1
 # shellcheck source=tests/testlib.sh
 . tests/testlib.sh
 
-install=1 build=1 quick=0 slurm=1
+install=1 build=1 quick=0 slurm=1 cluster=1
 for arg in "$@"; do
     case $arg in
     --no-install) install=0 ;;
     --no-build) build=0 ;;
     --quick) quick=1 ;;
     --no-slurm) slurm=0 ;;
+    --no-cluster) cluster=0 ;;
     -h | --help)
         sed -n '2,/^set /p' "$0" | sed '$d; s/^# \{0,1\}//'
         exit 0
@@ -723,6 +725,55 @@ else
         "$LOGDIR/slurm-up.log"
 fi
 trap - EXIT
+
+section "many hosts: a Slurm cluster of network namespaces (tests/cluster)"
+# 4 hosts, each its own network, pid, IPC, UTS and mount namespaces, on a bridge; srun on h1.
+# The suite across hosts (tests/cluster/run-cluster-tests.sh), then host failures: a whole
+# host's job processes SIGKILLed, and a host's link set down (tests/cluster/run-host-faults.sh)
+CLUSTER_DIR="$PWD/build/cluster"
+if [ "$cluster" = 0 ] || [ "$slurm" = 0 ]; then
+    echo "skipped (--no-cluster or --no-slurm)"
+elif [ "$(id -u)" != 0 ] || ! unshare --net --uts --ipc --mount --pid --fork true 2>/dev/null; then
+    fail "cluster: namespaces (needs root and unshare)"
+else
+    trap 'tests/cluster/cluster-down.sh "$CLUSTER_DIR" >/dev/null 2>&1' EXIT
+    if tests/cluster/cluster-up.sh "${slurm_up_args[@]}" "$CLUSTER_DIR" 4 \
+        >"$LOGDIR/cluster-up.log" 2>&1; then
+        pass "cluster: 4 namespace hosts, slurmctld on h1, a slurmd on each, a job on every host"
+        cluster_args=()
+        [ "$quick" = 1 ] && cluster_args=(--quick)
+        tests/cluster/run-cluster-tests.sh "$CLUSTER_DIR" "${cluster_args[@]}" \
+            >"$LOGDIR/cluster-tests.log" 2>&1
+        while read -r verdict rest; do
+            case $verdict in
+            PASS) pass "cluster: $rest" ;;
+            FAIL) fail "cluster: $rest" "$LOGDIR/cluster-tests.log" ;;
+            esac
+        done < <(grep -E '^(PASS|FAIL)  ' "$LOGDIR/cluster-tests.log")
+        grep -qE '^run-cluster-tests: [0-9]+ passed' "$LOGDIR/cluster-tests.log" ||
+            fail "cluster: run-cluster-tests.sh did not finish" "$LOGDIR/cluster-tests.log"
+        fault_launches=10
+        [ "$quick" = 1 ] && fault_launches=2
+        for kind in kill link; do
+            log="$LOGDIR/cluster-faults-$kind.log"
+            if tests/cluster/run-host-faults.sh "$CLUSTER_DIR" "$kind" "$fault_launches" \
+                >"$log" 2>&1; then
+                pass "cluster: host failures ($kind), $(tail -n 1 "$log")"
+            else
+                fail "cluster: host failures ($kind)" "$log"
+            fi
+        done
+    else
+        fail "cluster: 4 namespace hosts up (tests/cluster/cluster-up.sh)" "$LOGDIR/cluster-up.log"
+    fi
+    if tests/cluster/cluster-down.sh "$CLUSTER_DIR" >"$LOGDIR/cluster-down.log" 2>&1 &&
+        [ -z "$(ls -A "$CLUSTER_DIR/pids" 2>/dev/null)" ]; then
+        pass "cluster: every daemon stopped by pid, every host's namespaces ended"
+    else
+        fail "cluster: cluster-down.sh" "$LOGDIR/cluster-down.log"
+    fi
+    trap - EXIT
+fi
 
 # ---------------------------------------------------------------- sanitizers
 # The Check unit tests and mp_test at np = 2 and 3 from an ASan+UBSan build (tests/sanitize.sh:

@@ -437,8 +437,9 @@ void tp_destroy(tp_ctx_t *tp)
              * to live peers that have since left (a large eager message whose receiver
              * exited): flushing those never ends either, so then every endpoint closes by
              * force (so also after a failed finalize barrier: tp_close_by_force). Otherwise
-             * finalize has passed its barrier, nothing is owed, and the flushes are quick;
-             * they share a 2 s budget all the same, after which the rest close by force. */
+             * every rank has passed finalize's barriers, nothing is owed, and the flushes are
+             * quick; they share a 2 s budget all the same, after which the rest close by
+             * force. */
             const double left = give_up - tp_clock();
             const int force = tp->close_by_force || tp->any_failed || tp->peers[i].failed ||
                               tp->peers[i].ucx_errh || left <= 0;

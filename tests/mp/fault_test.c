@@ -20,7 +20,10 @@
  *   waits until its process is gone before it starts an allreduce of 32 Ki elements: its first
  *   sends to the dead rank are posted before anything noticed the death, and UCX fails some
  *   of them itself (with UCX 1.13's shared memory, a send that needs a segment of the dead
- *   rank's it has not attached yet; here that is most often one of rank 0's))
+ *   rank's it has not attached yet; here that is most often one of rank 0's);
+ *   and external: no rank kills itself; every rank writes DIR/ready-R once through the first
+ *   barrier, and something outside (tests/cluster/run-host-faults.sh) kills a whole host or
+ *   cuts its link)
  * The loop issues collectives of every kind (exscan, scan, reduce, allreduce, bcast, barrier),
  * blocking and in batches of 1..3 nonblocking ones, with counts skewed to small (up to 32 Ki
  * elements of up to 8 bytes), and checks every result that succeeds against a local reference.
@@ -82,9 +85,11 @@ enum {
     NRANDOM_MODES,
     MODE_STOP = NRANDOM_MODES,
     MODE_GONE,
+    MODE_EXTERNAL,
     NMODES
 };
-static const char *const mode_names[NMODES] = {"before", "nonblocking", "timer", "stop", "gone"};
+static const char *const mode_names[NMODES] = {"before", "nonblocking", "timer",
+                                               "stop",   "gone",        "external"};
 
 static int victim_fd = -1;
 static int victim_rank, victim_mode;
@@ -356,7 +361,7 @@ static int wait_for_file(const char *path)
 static void usage(void)
 {
     fprintf(stderr, "usage: fault_test --seed S --dir DIR [--iters N] [--max-delay-ms MS] "
-                    "[--mode before|nonblocking|timer|stop|gone]\n");
+                    "[--mode before|nonblocking|timer|stop|gone|external]\n");
     exit(2);
 }
 
@@ -422,6 +427,8 @@ int main(int argc, char **argv)
         victim_mode = force_mode;
     if (victim_mode == MODE_GONE)
         victim_rank = 0;
+    if (victim_mode == MODE_EXTERNAL)
+        victim_rank = -1;
     const int victim = rank == victim_rank;
     if (victim) {
         snprintf(path, sizeof(path), "%s/victim", dir);
@@ -455,6 +462,15 @@ int main(int argc, char **argv)
         }
         snprintf(path, sizeof(path), "%s/pid-%d", dir, victim_rank);
         wait_until_gone(path);
+    }
+    if (victim_mode == MODE_EXTERNAL) {
+        /* whoever kills from outside starts its clock once every rank is in the loop */
+        snprintf(path, sizeof(path), "%s/ready-%d", dir, rank);
+        FILE *rf = fopen(path, "w");
+        if (rf == NULL || fclose(rf) != 0) {
+            perror(path);
+            return 1;
+        }
     }
     if (victim && victim_mode == MODE_TIMER) {
         struct sigaction sa;

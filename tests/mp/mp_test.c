@@ -561,18 +561,22 @@ static void test_bcast(ctx_t *c)
 
 /* ---------------------------------------------------------------- barrier */
 
-/* Barrier semantics through the file system (all ranks on one node, or a shared /tmp): every
- * rank creates a file, then barrier, then every rank must see every other rank's file. Ranks
- * that do not share the directory (checked first) only run the barrier calls. */
+/* Barrier semantics through the file system (all ranks on one node, or a directory every
+ * host sees: MP_TEST_SHARED_DIR, default /tmp): every rank creates a file, then barrier, then
+ * every rank must see every other rank's file. Ranks that do not share the directory (checked
+ * first) only run the barrier calls. */
 static void test_barrier(ctx_t *c)
 {
     size_t nalgs;
     const char **algs = algs_of(UCOLL_COLL_BARRIER, &nalgs);
     char dir[256];
     long id = 0;
+    const char *base = getenv("MP_TEST_SHARED_DIR");
+    if (base == NULL || *base == '\0')
+        base = "/tmp";
     if (c->rank == 0) {
         id = (long)getpid() ^ ((long)time(NULL) << 20);
-        snprintf(dir, sizeof(dir), "/tmp/ucoll-mp-barrier-%ld", id);
+        snprintf(dir, sizeof(dir), "%s/ucoll-mp-barrier-%ld", base, id);
         if (mkdir(dir, 0700) != 0 && errno != EEXIST)
             id = -1;
     }
@@ -580,7 +584,7 @@ static void test_barrier(ctx_t *c)
     int shared = 0;
     if (expect_ok(c, "barrier: bcast of directory id",
                   ucoll_bcast(c->comm, &id64, 1, UCOLL_INT64, 0))) {
-        snprintf(dir, sizeof(dir), "/tmp/ucoll-mp-barrier-%lld", (long long)id64);
+        snprintf(dir, sizeof(dir), "%s/ucoll-mp-barrier-%lld", base, (long long)id64);
         ucoll_barrier(c->comm);
         struct stat sb;
         int32_t seen = id64 >= 0 && stat(dir, &sb) == 0, total = 0;
@@ -589,7 +593,7 @@ static void test_barrier(ctx_t *c)
             shared = total == c->size;
     }
     if (!shared && c->rank == 0)
-        printf("note: ranks do not share /tmp; barrier ordering is not checked\n");
+        printf("note: ranks do not share %s; barrier ordering is not checked\n", base);
 
     int iter = 0;
     for (size_t a = 0; a < nalgs; a++) {

@@ -2,20 +2,25 @@
  * tests/mp/stats_test.c: lazy connections, checked against the schedules themselves. Every
  * rank runs a fixed set of collectives with explicit algorithms (several collectives, sizes and
  * roots), then builds, with the library's own schedule builders (src/alg), the schedule of
- * every collective it ran, the finalize barrier included, and collects the distinct peers of
+ * every collective it ran, finalize's two barriers included, and collects the distinct peers of
  * their rounds and the messages it sent. At finalize, UCOLL_STATS=1 prints this rank's line on
  * stderr, which the test captures in a file and compares:
  *   - endpoints == distinct peers; address_lookups == distinct peers (PMIx fetches a peer's
  *     address on its first use only);
- *   - messages_ucx + messages_shm == messages sent; with the default channels on one host
- *     (no UCOLL_SHM, UCOLL_FAILURE_DETECTION or UCOLL_TEST_HOSTS set) messages_shm == those of
- *     at most 4096 bytes, and rings == the distinct peers they went to.
+ *   - messages_ucx + messages_shm == messages sent; with the default channels (no UCOLL_SHM
+ *     or UCOLL_FAILURE_DETECTION set) messages_shm == those of at most 4096 bytes to peers on
+ *     this rank's host, and rings == the distinct peers they went to: every message to another
+ *     host, and every larger one, went through UCX.
+ * The hosts: with UCOLL_TEST_HOSTS=N (simulated) rank r acts as on host r % N; with
+ * STATS_TEST_HOSTS=H0,H1,... (a launch across real hosts: one host index per rank) rank r runs
+ * on host Hr, which the test checks against SLURM_NODEID when Slurm sets it; otherwise every
+ * rank is on one host.
  * The collectives are chosen so that no rank talks to every other one (checked): a library
  * that connects every peer at init (endpoints == p - 1) fails.
  * Init runs one collective of its own, the comparison of the settings that must agree across
  * ranks (src/agree.h: an allreduce of AGREE_ALG), and no measurement: the test sets the cost
  * model's figures (UCOLL_ALPHA_US, UCOLL_BETA_NS_PER_BYTE, UCOLL_GAMMA_NS_PER_BYTE), and uses no
- * auto selection. With UCOLL_CHECK=1 in the environment every collective (finalize's barrier
+ * auto selection. With UCOLL_CHECK=1 in the environment every collective (finalize's barriers
  * included) is preceded by its comparison, another such allreduce, and the test expects those
  * too; without it, no message beyond the schedules. Run under mpirun (np 8 and 16 in
  * tests/run-tests.sh); exits 0 when every check holds.
@@ -104,9 +109,39 @@ out:
 }
 
 typedef struct {
-    unsigned char *peer, *ring_peer; /* per rank: a round talks to it; a small send goes to it */
-    unsigned long long messages, small_messages;
+    unsigned char *peer, *ring_peer; /* per rank: a round talks to it; a ring send goes to it */
+    unsigned long long messages, ring_messages;
+    int tested_hosts; /* the layout: see host_of */
+    int *host_map;
 } expect_t;
+
+/* the host rank r runs on (see the header) */
+static int host_of(const expect_t *e, int r)
+{
+    if (e->tested_hosts > 0)
+        return r % e->tested_hosts;
+    return e->host_map != NULL ? e->host_map[r] : 0;
+}
+
+/* STATS_TEST_HOSTS: exactly p non-negative host indices, comma-separated; NULL if malformed */
+static int *parse_hosts(const char *list, int p)
+{
+    int *map = calloc((size_t)p, sizeof(int)), n = 0;
+    const char *c = list;
+    while (map != NULL && *c != '\0' && n < p) {
+        char *end;
+        long v = strtol(c, &end, 10);
+        if (end == c || v < 0 || v > 1000000 || (*end != ',' && *end != '\0'))
+            break;
+        map[n++] = (int)v;
+        c = *end == ',' ? end + 1 : end;
+    }
+    if (map != NULL && (n != p || *c != '\0')) {
+        free(map);
+        map = NULL;
+    }
+    return map;
+}
 
 /* adds this rank's schedule of one call (as src/coll.c builds it) to what it expects */
 static int add_schedule(expect_t *e, ucoll_coll_t coll, const char *name, size_t count,
@@ -139,11 +174,12 @@ static int add_schedule(expect_t *e, ucoll_coll_t coll, const char *name, size_t
             e->peer[st->recv_peer] = 1;
         if (st->send_peer >= 0) {
             /* one message per round: every message here is below UCOLL_SEGMENT_SIZE */
-            const int small = st->send.count * a.elem_size <= SHM_LIMIT;
+            const int ring = st->send.count * a.elem_size <= SHM_LIMIT &&
+                             host_of(e, st->send_peer) == host_of(e, rank);
             e->peer[st->send_peer] = 1;
-            e->ring_peer[st->send_peer] |= (unsigned char)small;
+            e->ring_peer[st->send_peer] |= (unsigned char)ring;
             e->messages++;
-            e->small_messages += (unsigned long long)small;
+            e->ring_messages += (unsigned long long)ring;
         }
     }
     sched_destroy(&s);
@@ -186,7 +222,7 @@ static int env_set(const char *name)
 
 int main(void)
 {
-    /* no measurement at init, so that only the collectives below (and finalize's barrier) run */
+    /* no measurement at init, so that only the collectives below (and finalize's barriers) run */
     setenv("UCOLL_ALPHA_US", "1", 1);
     setenv("UCOLL_BETA_NS_PER_BYTE", "0.1", 1);
     setenv("UCOLL_GAMMA_NS_PER_BYTE", "0.5", 1);
@@ -198,9 +234,19 @@ int main(void)
         return 1;
     }
     const int rank = ucoll_comm_rank(w), p = ucoll_comm_size(w);
-    expect_t e = {calloc((size_t)p, 1), calloc((size_t)p, 1), 0, 0};
+    expect_t e = {calloc((size_t)p, 1), calloc((size_t)p, 1), 0, 0, 0, NULL};
     if (e.peer == NULL || e.ring_peer == NULL)
         return 1;
+    if (env_set("UCOLL_TEST_HOSTS")) {
+        e.tested_hosts = atoi(getenv("UCOLL_TEST_HOSTS"));
+        check(e.tested_hosts > 0, rank, "UCOLL_TEST_HOSTS is a number of hosts");
+    } else if (env_set("STATS_TEST_HOSTS")) {
+        e.host_map = parse_hosts(getenv("STATS_TEST_HOSTS"), p);
+        check(e.host_map != NULL, rank, "STATS_TEST_HOSTS lists one host index per rank");
+        if (e.host_map != NULL && env_set("SLURM_NODEID"))
+            check(atoi(getenv("SLURM_NODEID")) == e.host_map[rank], rank,
+                  "SLURM_NODEID == this rank's host in STATS_TEST_HOSTS");
+    }
     const char *check_env = getenv("UCOLL_CHECK");
     const int checked = check_env != NULL && strcmp(check_env, "1") == 0 && p > 1;
     /* init's comparison of the settings */
@@ -222,23 +268,27 @@ int main(void)
                                        sizeof(uint64_t), 0, rank, p) == 0,
               rank, "UCOLL_CHECK agreement schedule");
     }
-    /* finalize's barrier: auto on a comm of all ranks; the registry has one barrier */
+    /* finalize's barriers: auto on a comm of all ranks; the registry has one barrier */
     size_t nbarrier = 0;
     const alg_desc_t *barriers = alg_list(UCOLL_COLL_BARRIER, &nbarrier);
     check(nbarrier == 1, rank, "one barrier algorithm, the one finalize runs");
-    check(add_schedule(&e, UCOLL_COLL_BARRIER, barriers[0].name, 0, 1, 0, rank, p) == 0, rank,
-          "finalize barrier schedule");
-    check(!checked || add_schedule(&e, UCOLL_COLL_ALLREDUCE, AGREE_ALG, AGREE_CHECK_WORDS,
-                                   sizeof(uint64_t), 0, rank, p) == 0,
-          rank, "finalize barrier's UCOLL_CHECK agreement schedule");
+    /* two of them: the second holds every rank until all are through the first */
+    for (int b = 0; b < (p > 1 ? 2 : 1); b++) {
+        check(add_schedule(&e, UCOLL_COLL_BARRIER, barriers[0].name, 0, 1, 0, rank, p) == 0, rank,
+              "finalize barrier schedule");
+        check(!checked || add_schedule(&e, UCOLL_COLL_ALLREDUCE, AGREE_ALG, AGREE_CHECK_WORDS,
+                                       sizeof(uint64_t), 0, rank, p) == 0,
+              rank, "finalize barrier's UCOLL_CHECK agreement schedule");
+    }
     unsigned long long npeers = 0, nring = 0;
     for (int i = 0; i < p; i++) {
         npeers += e.peer[i];
         nring += e.ring_peer[i];
     }
     check(e.peer[rank] == 0, rank, "no schedule talks to its own rank");
-    /* the test can tell lazy from eager connections only if some peer is left out */
-    check(p <= 2 || npeers < (unsigned long long)(p - 1), rank, "some peer is never talked to");
+    /* the test can tell lazy from eager connections only if some peer is left out; below 8
+     * ranks the calls reach every peer of some rank */
+    check(p < 8 || npeers < (unsigned long long)(p - 1), rank, "some peer is never talked to");
 
     char path[] = "/tmp/ucoll-stats.XXXXXX";
     int fd = mkstemp(path), saved = dup(2);
@@ -256,23 +306,26 @@ int main(void)
     unlink(path);
     check(st == UCOLL_OK, rank, "ucoll_finalize");
     check(have, rank, "exactly one stats line of this rank, in the documented format");
-    const int default_channels = !env_set("UCOLL_SHM") && !env_set("UCOLL_FAILURE_DETECTION") &&
-                                 !env_set("UCOLL_TEST_HOSTS");
+    const int default_channels = !env_set("UCOLL_SHM") && !env_set("UCOLL_FAILURE_DETECTION");
     if (have) {
         check(v[0] == npeers, rank, "endpoints == distinct peers of the schedules");
         check(v[2] == npeers, rank, "address_lookups == distinct peers (PMIx)");
         check(v[3] + v[4] == e.messages, rank, "messages_ucx + messages_shm == messages sent");
         if (default_channels && p > 1) {
-            check(v[4] == e.small_messages, rank, "messages_shm == messages of <= 4096 bytes");
-            check(v[1] == nring, rank, "rings == peers sent messages of <= 4096 bytes");
+            check(v[4] == e.ring_messages, rank,
+                  "messages_shm == messages of <= 4096 bytes to peers on this host");
+            check(v[3] == e.messages - e.ring_messages, rank,
+                  "messages_ucx == messages to other hosts and larger ones");
+            check(v[1] == nring, rank, "rings == on-host peers sent messages of <= 4096 bytes");
         }
     }
-    printf("stats_test rank %d of %d: distinct peers %llu, messages %llu (%llu small), "
+    printf("stats_test rank %d of %d: distinct peers %llu, messages %llu (%llu by ring), "
            "ring peers %llu; stats: endpoints %llu rings %llu address_lookups %llu "
            "messages_ucx %llu messages_shm %llu: %s\n",
-           rank, p, npeers, e.messages, e.small_messages, nring, v[0], v[1], v[2], v[3], v[4],
+           rank, p, npeers, e.messages, e.ring_messages, nring, v[0], v[1], v[2], v[3], v[4],
            g_failed == 0 ? "PASS" : "FAIL");
     free(e.peer);
     free(e.ring_peer);
+    free(e.host_map);
     return g_failed == 0 ? 0 : 1;
 }

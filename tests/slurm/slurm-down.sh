@@ -13,15 +13,13 @@ fi
 DIR=$(cd "$1" && pwd) || exit 2
 export SLURM_CONF="$DIR/slurm.conf"
 
-# the pid in DIR/pids/NAME.pid, if that process is still NAME
-live_pid() {
-    local f="$DIR/pids/$1.pid" pid
-    [ -f "$f" ] || return 1
-    pid=$(cat "$f")
-    [[ $pid =~ ^[0-9]+$ ]] || return 1
-    [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "$1" ] || return 1
-    echo "$pid"
+die() {
+    echo "slurm-down: error: $*" >&2
+    exit 1
 }
+SAY="slurm-down: "
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
 
 if live_pid slurmctld >/dev/null && [ -f "$SLURM_CONF" ]; then
     jobs=$(timeout 10 squeue -h -o %i 2>/dev/null | tr '\n' ' ')
@@ -38,26 +36,6 @@ fi
 
 status=0
 for d in slurmd slurmctld munged; do
-    pid=$(live_pid "$d") || {
-        rm -f "$DIR/pids/$d.pid"
-        continue
-    }
-    kill -TERM "$pid" 2>/dev/null
-    for _ in $(seq 1 50); do
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.2
-    done
-    if kill -0 "$pid" 2>/dev/null; then
-        echo "slurm-down: $d (pid $pid) still running 10 s after TERM; KILL"
-        kill -KILL "$pid" 2>/dev/null
-        sleep 0.5
-    fi
-    if live_pid "$d" >/dev/null; then
-        echo "slurm-down: error: $d (pid $pid) does not stop" >&2
-        status=1
-    else
-        echo "slurm-down: $d (pid $pid) stopped"
-        rm -f "$DIR/pids/$d.pid"
-    fi
+    stop_recorded "$d" || status=1
 done
 exit "$status"

@@ -53,33 +53,10 @@ if [ "$(id -u)" != 0 ]; then
 fi
 
 # ---------------------------------------------------------------- packages
-pkgs="slurmctld slurmd slurm-client munge libpmix-dev"
-missing=""
-for p in $pkgs; do
-    dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q 'install ok installed' ||
-        missing="$missing $p"
-done
-if [ -n "$missing" ]; then
-    [ "$install" = 1 ] || {
-        echo "slurm-up: error: missing packages:$missing (--no-install given)" >&2
-        exit 1
-    }
-    say "installing$missing"
-    # shellcheck disable=SC2086  # $missing is a list of package names
-    if ! { DEBIAN_FRONTEND=noninteractive apt-get update -q &&
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing
-    } </dev/null >"$DIR/apt.log" 2>&1; then
-        tail -n 20 "$DIR/apt.log" >&2
-        echo "slurm-up: error: could not install$missing (log: $DIR/apt.log)" >&2
-        exit 1
-    fi
-fi
-for c in munged munge slurmctld slurmd srun sinfo scontrol; do
-    command -v "$c" >/dev/null 2>&1 || {
-        echo "slurm-up: error: $c not found after installing packages" >&2
-        exit 1
-    }
-done
+SAY="slurm-up: "
+# shellcheck source=lib.sh
+. "$HERE/lib.sh"
+slurm_packages "$install"
 
 # ---------------------------------------------------------------- a fresh state directory
 if [ -d "$DIR/pids" ] && [ -n "$(ls -A "$DIR/pids" 2>/dev/null)" ]; then
@@ -88,35 +65,13 @@ if [ -d "$DIR/pids" ] && [ -n "$(ls -A "$DIR/pids" 2>/dev/null)" ]; then
 fi
 rm -rf "$DIR/munge" "$DIR/munge-run" "$DIR/spool" "$DIR/log" "$DIR/pids" "$DIR/slurm.conf" \
     "$DIR/slurm.env"
-# munged wants its key directory private and its socket directory searchable by everyone
-if ! mkdir -p "$DIR/munge" "$DIR/munge-run" "$DIR/spool/ctld" "$DIR/spool/d" "$DIR/log" \
-    "$DIR/pids" || ! chmod 0700 "$DIR/munge" || ! chmod 0755 "$DIR/munge-run"; then
+if ! mkdir -p "$DIR/spool/ctld" "$DIR/spool/d" "$DIR/log" "$DIR/pids"; then
     die "cannot create directories under $DIR"
 fi
-chmod 0755 "$DIR" # munged checks that the socket's parent directories are not writable by others
 
 # ---------------------------------------------------------------- munge
-if ! head -c 1024 /dev/urandom >"$DIR/munge/munge.key" ||
-    ! chmod 0400 "$DIR/munge/munge.key"; then
-    die "cannot write $DIR/munge/munge.key"
-fi
-SOCK="$DIR/munge-run/munge.socket"
-# setsid from a non-interactive shell does not fork, so $! is the daemon's own pid
-setsid munged --foreground --force --socket="$SOCK" --key-file="$DIR/munge/munge.key" \
-    --log-file="$DIR/log/munged.log" --pid-file="$DIR/munge-run/munged.pid" \
-    --seed-file="$DIR/munge/munged.seed" </dev/null >>"$DIR/log/munged.log" 2>&1 &
-echo $! >"$DIR/pids/munged.pid"
-ok=0
-for _ in $(seq 1 50); do
-    if munge -S "$SOCK" -n 2>/dev/null | unmunge -S "$SOCK" >/dev/null 2>&1; then
-        ok=1
-        break
-    fi
-    kill -0 "$(cat "$DIR/pids/munged.pid")" 2>/dev/null || break
-    sleep 0.2
-done
-kill -0 "$(cat "$DIR/pids/munged.pid")" 2>/dev/null || die "munged exited"
-[ "$ok" = 1 ] || die "munged did not come up in 10 s (no credential encoded and decoded)"
+start_munged
+SOCK=$MUNGE_SOCK
 say "munged up (pid $(cat "$DIR/pids/munged.pid"))"
 
 # ---------------------------------------------------------------- slurm.conf

@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# tests/cluster/run-host-faults.sh DIR KIND LAUNCHES [SEED]: host failures on the namespace
+# cluster of tests/cluster/cluster-up.sh DIR (4 hosts). Each launch runs fault_test --mode
+# external at -N 4 -n 8 (2 ranks per host, a loop of mixed collectives, UCOLL_TIMEOUT=5),
+# waits until every rank is in the loop, waits a random 0-1.5 s more, and then fails one host
+# (h2..h4; h1 runs srun):
+#   kill  every process of the job on that host (its ranks and slurmstepd) SIGKILLed at once;
+#   link  the host's eth0 set down, and left down until the launch is over.
+# A launch passes when every rank that was not killed recorded UCOLL_ERR_PEER_FAILED or
+# UCOLL_ERR_TIMED_OUT within UCOLL_TIMEOUT + 5 s of the failure (no TRANSPORT, no wrong result,
+# no rank without a record, no error before the failure, ucoll_finalize returned) and srun
+# ended. srun --no-kill keeps Slurm from killing the survivors (in their finalize) when it finds
+# the host down; --wait ends the step 5 s (after a cut link 20 s) after the first task exits, as
+# a job whose tasks vanished with their host needs. After a cut link the link is set up again and the
+# script waits until the host is idle in Slurm before the next launch.
+# Prints one line per launch and a summary with the largest detection time (failure to a
+# survivor's error) and finalize time; exits 0 only if every launch passed.
+set -uo pipefail
+if [ $# -lt 3 ] || [ ! -d "$1" ] || ! [[ $3 =~ ^[1-9][0-9]*$ ]]; then
+    echo "usage: tests/cluster/run-host-faults.sh DIR kill|link LAUNCHES [SEED]" >&2
+    exit 2
+fi
+DIR=$(cd "$1" && pwd -P) || exit 2
+KIND=$2 LAUNCHES=$3 SEED=${4:-$RANDOM}
+case $KIND in kill | link) ;; *)
+    echo "run-host-faults: KIND is kill or link, not '$KIND'" >&2
+    exit 2
+    ;;
+esac
+HERE=$(cd -P "$(dirname "$0")" && pwd -P)
+cd -P "$HERE/../.." || exit 2
+[ -x tests/mp/fault_test ] || {
+    echo "run-host-faults: error: tests/mp/fault_test is not built" >&2
+    exit 1
+}
+TIMEOUT_S=5
+# srun ends the step this long after its first task exits: after a cut link the survivors'
+# error comes at UCOLL_TIMEOUT and finalize takes about as long again; after a kill, a moment
+WAIT_S=5
+[ "$KIND" = link ] && WAIT_S=20
+BOUND=$((TIMEOUT_S + 5))
+export UCX_NET_DEVICES=eth0 UCOLL_TIMEOUT=$TIMEOUT_S
+RANDOM=$SEED
+x() { "$HERE/cluster-exec.sh" "$DIR" "$@"; }
+# decimal arithmetic: A - B with 3 decimals; whether A > B
+fsub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a - b }'; }
+fgt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a > b) }'; }
+
+# waits (up to 60 s) until host H is idle in Slurm again
+wait_idle() {
+    local st=""
+    for _ in $(seq 1 300); do
+        st=$(x h1 sinfo -h -n "$1" -o %T 2>/dev/null)
+        [ "$st" = idle ] && return 0
+        sleep 0.2
+    done
+    echo "run-host-faults: $1 is '$st', not idle, 60 s after the launch" >&2
+    return 1
+}
+
+failed=0 max_detect=0 max_fin=0
+for i in $(seq 1 "$LAUNCHES"); do
+    victim=h$((2 + RANDOM % 3))
+    delay_ms=$((RANDOM % 1500))
+    seed=$((SEED * 1000 + i))
+    run="$DIR/shared/faults/$KIND-$seed"
+    rm -rf "$run"
+    mkdir -p "$run" || exit 1
+    log="$run/srun.log"
+    t_start=$(date +%s.%N)
+    setsid timeout -k 10 180 "$HERE/cluster-exec.sh" "$DIR" h1 srun --mpi=pmix --overcommit \
+        --immediate=60 --no-kill --wait="$WAIT_S" -N 4 -n 8 --distribution=block tests/mp/fault_test \
+        --seed "$seed" --dir "$run" --mode external </dev/null >"$log" 2>&1 &
+    srun_pid=$!
+    ready=0
+    for _ in $(seq 1 600); do
+        ready=$(find "$run" -name 'ready-*' | wc -l)
+        [ "$ready" -ge 8 ] && break
+        kill -0 "$srun_pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    why=""
+    if [ "$ready" -lt 8 ]; then
+        why="only $ready of 8 ranks reached the loop"
+    else
+        sleep "$(printf '%d.%03d' $((delay_ms / 1000)) $((delay_ms % 1000)))"
+        if [ "$KIND" = kill ]; then
+            # every process of the host but its anchor (1) and slurmd, in one kill
+            t_fail=$(date +%s.%N)
+            x "$victim" sh -c 'pids=""; for d in /proc/[0-9]*; do p=${d#/proc/};
+                [ "$p" = 1 ] || [ "$p" = $$ ] && continue;
+                case $(cat "$d/comm" 2>/dev/null) in slurmd | sleep | "") continue ;; esac;
+                pids="$pids $p"; done; kill -KILL $pids' 2>>"$log"
+        else
+            t_fail=$(date +%s.%N)
+            x "$victim" ip link set eth0 down
+        fi
+    fi
+    wait "$srun_pid"
+    srun_rc=$?
+    t_end=$(date +%s.%N)
+    [ "$KIND" = link ] && x "$victim" ip link set eth0 up
+    took=$(fsub "$t_end" "$t_start")
+    if [ -z "$why" ] && fgt "$took" 175; then
+        why="srun did not end in 180 s"
+    fi
+    detect=0 fin=0
+    if [ -z "$why" ]; then
+        v=${victim#h}
+        for r in $(seq 0 7); do
+            host=$((1 + r / 2))
+            rec="$run/rank-$r"
+            if [ "$KIND" = kill ] && [ "$host" = "$v" ]; then
+                [ ! -f "$rec" ] || why="${why}rank $r of the killed host left a record; "
+                continue
+            fi
+            [ -f "$rec" ] || {
+                why="${why}rank $r has no record; "
+                continue
+            }
+            status=$(sed -n 's/.* status=\([A-Z_]*\) .*/\1/p' "$rec")
+            wrong=$(sed -n 's/.* wrong=\([0-9]*\) .*/\1/p' "$rec")
+            t_err=$(sed -n 's/.* t_err=\([0-9.]*\) .*/\1/p' "$rec")
+            fin_s=$(sed -n 's/.* fin_s=\([0-9.]*\).*/\1/p' "$rec")
+            case $status in UCOLL_ERR_PEER_FAILED | UCOLL_ERR_TIMED_OUT) ;; *)
+                why="${why}rank $r: $status; "
+                ;;
+            esac
+            [ "${wrong:-1}" = 0 ] || why="${why}rank $r: $wrong wrong results; "
+            [ -n "$fin_s" ] || why="${why}rank $r: ucoll_finalize did not return; "
+            d=$(fsub "${t_err:-0}" "$t_fail")
+            if fgt "$d" "$BOUND"; then
+                why="${why}rank $r: error $d s after the failure (bound $BOUND s); "
+            elif fgt 0 "$d"; then
+                why="${why}rank $r: error $d s before the failure; "
+            fi
+            fgt "$d" "$detect" && detect=$d
+            fgt "${fin_s:-0}" "$fin" && fin=${fin_s:-0}
+        done
+    fi
+    if [ -z "$why" ]; then
+        echo "launch $i ($KIND $victim after ${delay_ms} ms): pass; max detection ${detect} s," \
+            "max finalize ${fin} s, srun rc $srun_rc, launch ${took} s"
+        fgt "$detect" "$max_detect" && max_detect=$detect
+        fgt "$fin" "$max_fin" && max_fin=$fin
+    else
+        failed=$((failed + 1))
+        echo "launch $i ($KIND $victim after ${delay_ms} ms): FAIL: $why (records: $run)"
+    fi
+    # a cut-off host is down in Slurm until it answers again; after a kill the next srun
+    # waits for the nodes itself (--immediate)
+    if [ "$KIND" = link ]; then
+        wait_idle "$victim" || failed=$((failed + 1))
+    fi
+done
+echo "host faults ($KIND): $LAUNCHES launches, $failed failed; max detection ${max_detect} s," \
+    "max finalize ${max_fin} s (UCOLL_TIMEOUT=$TIMEOUT_S, bound $BOUND s); verdict:" \
+    "$([ "$failed" = 0 ] && echo PASS || echo FAIL)"
+[ "$failed" = 0 ]
