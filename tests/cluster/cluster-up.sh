@@ -145,29 +145,15 @@ SlurmctldPidFile=$DIR/run/slurmctld.pid
 SlurmdPidFile=$DIR/run/slurmd.%n.pid
 SlurmctldLogFile=$DIR/log/slurmctld.log
 SlurmdLogFile=$DIR/log/slurmd.%n.log
-SlurmctldDebug=info
-SlurmdDebug=info
-MpiDefault=pmix
-ProctrackType=proctrack/pgid
-TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-SlurmdParameters=config_overrides
-ReturnToService=2
+$(slurm_conf_policy)
 SlurmdTimeout=10
-TmpFS=/tmp
-InactiveLimit=0
-KillWait=5
-MinJobAge=2
 $nodes
 PartitionName=debug Nodes=h[1-$H] Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
 EOF
 export SLURM_CONF="$DIR/slurm.conf"
 
 # runs a daemon inside host hI's namespaces; records nsenter's pid (the daemon is its only
-# child: see daemon_pid in cluster-down.sh) in DIR/pids/FILE.nsenter.pid
+# child: see stop_daemon in cluster-down.sh) in DIR/pids/FILE.nsenter.pid
 start_daemon() {
     local host=$1 file=$2 npid
     shift 2

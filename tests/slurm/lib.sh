@@ -64,6 +64,31 @@ start_munged() {
     [ "$ok" = 1 ] || die "munged did not come up in 10 s (no credential encoded and decoded)"
 }
 
+# the slurm.conf lines both set-ups share: logging, PMIx by default, no cgroups, nodes that
+# may claim more CPUs than they have (jobs run with srun --overcommit), prompt cleanup
+slurm_conf_policy() {
+    cat <<'EOF'
+SlurmctldDebug=info
+SlurmdDebug=info
+# PMIx for every step unless srun says otherwise (ucoll bootstraps through PMIx_Init)
+MpiDefault=pmix
+# no cgroups here: process groups track the tasks, no task binding
+ProctrackType=proctrack/pgid
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+# the node may claim more CPUs than it has (see UCOLL_SLURM_CPUS)
+SlurmdParameters=config_overrides
+ReturnToService=2
+TmpFS=/tmp
+InactiveLimit=0
+KillWait=5
+MinJobAge=2
+EOF
+}
+
 # the pid in DIR/pids/FILE.pid if that process still runs program COMM (default: FILE)
 live_pid() {
     local f="$DIR/pids/$1.pid" comm=${2:-$1} pid

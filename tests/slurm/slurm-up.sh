@@ -103,24 +103,7 @@ SlurmctldPidFile=$DIR/spool/slurmctld.pid
 SlurmdPidFile=$DIR/spool/slurmd.pid
 SlurmctldLogFile=$DIR/log/slurmctld.log
 SlurmdLogFile=$DIR/log/slurmd.log
-SlurmctldDebug=info
-SlurmdDebug=info
-# PMIx for every step unless srun says otherwise (ucoll bootstraps through PMIx_Init)
-MpiDefault=pmix
-# no cgroups here: process groups track the tasks, no task binding
-ProctrackType=proctrack/pgid
-TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-# the node may claim more CPUs than it has (see UCOLL_SLURM_CPUS)
-SlurmdParameters=config_overrides
-ReturnToService=2
-TmpFS=/tmp
-InactiveLimit=0
-KillWait=5
-MinJobAge=2
+$(slurm_conf_policy)
 NodeName=$HOST NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=1000 State=UNKNOWN
 PartitionName=debug Nodes=$HOST Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
 EOF
