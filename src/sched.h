@@ -48,13 +48,13 @@ typedef struct {
     sched_region_t dst;  /* COPY/REDUCE */
 } sched_step_t;
 
-typedef struct {
+struct sched {
     sched_step_t *steps;
     size_t nsteps, cap;
     size_t scratch[SCHED_NBUFS]; /* elements each scratch buffer must hold */
     uint32_t nrounds;            /* 1 + highest round index of any XCHG here (0: none) */
     int failed;                  /* an allocation failed while building */
-} sched_t;
+};
 
 /*
  * What a builder is given. For the block collectives `count` is c, the elements of one block,
@@ -79,7 +79,26 @@ typedef struct {
  * UCOLL_IN_PLACE never reaches a builder: the executor copies the rank's input out of the user's
  * receive buffer into IN first (scatter's root: OUT is scratch).
  */
+/*
+ * Which host each rank of a communicator runs on, for the node-aware forms (hier_*.c). Hosts are
+ * numbered 0..nhosts-1 in the order of their lowest rank; ranks_by_host lists every rank, host
+ * by host, ascending within a host: host h's ranks are ranks_by_host[host_start[h] ..
+ * host_start[h + 1]). `contiguous`: ranks_by_host is 0, 1, ..., p-1 (every host's ranks are
+ * consecutive), the layout under which the node-aware forms keep operand order.
+ */
 typedef struct {
+    int size, nhosts, max_per_host, contiguous;
+    int *host_of;       /* comm rank -> host */
+    int *host_start;    /* nhosts + 1 entries */
+    int *ranks_by_host; /* size entries */
+} sched_hosts_t;
+
+typedef struct sched sched_t;
+typedef struct sched_args sched_args_t;
+/* returns 0, or -1 when the schedule cannot be built (sched->failed set on no memory) */
+typedef int (*sched_build_fn_t)(sched_t *sched, const sched_args_t *args);
+
+struct sched_args {
     int rank, size;   /* in the communicator */
     int root;         /* reduce, bcast, gather(v), scatter(v) */
     size_t count;     /* elements of the vector, or of one block (see above) */
@@ -88,10 +107,12 @@ typedef struct {
     int commutative;  /* the op is commutative */
     const size_t *send_counts, *send_displs; /* v forms, elements per comm rank */
     const size_t *recv_counts, *recv_displs;
-} sched_args_t;
-
-/* returns 0, or -1 when the schedule cannot be built (sched->failed set on no memory) */
-typedef int (*sched_build_fn_t)(sched_t *sched, const sched_args_t *args);
+    /* the node-aware forms only (NULL elsewhere): the comm's hosts, and the algorithm (and its
+     * parameter) the leaders, one per host, run among themselves */
+    const sched_hosts_t *hosts;
+    sched_build_fn_t leaders_build;
+    int leaders_param;
+};
 
 static inline sched_region_t sched_region(int buf, size_t off, size_t count)
 {
@@ -112,6 +133,10 @@ void sched_xchg(sched_t *sched, uint32_t round, int send_peer, sched_region_t se
                 sched_region_t recv);
 void sched_send(sched_t *sched, uint32_t round, int peer, sched_region_t send);
 void sched_recv(sched_t *sched, uint32_t round, int peer, sched_region_t recv);
+
+/* H from any host identifiers per rank (equal: same host); -1 on no memory (H then empty) */
+int sched_hosts_init(sched_hosts_t *H, int size, const int *host_id);
+void sched_hosts_free(sched_hosts_t *H);
 
 /* ceil(log2(n)) for n >= 1 */
 unsigned sched_ceil_log2(uint64_t n);

@@ -82,9 +82,10 @@ typedef struct {
     int root, commutative;
     const sched_args_t *args; /* p entries, args[r] is rank r's */
     symbolic_result_t *res;
-    runvec_t t1, t2, t3, t4; /* temporaries (t3 belongs to map_write) */
-    runvec_t arena;          /* message contents of the current round */
-    ivec_t iarena, itmp;     /* heard-from snapshots of the current round; temporary */
+    const sched_hosts_t *hosts; /* args' layout, for the messages that cross hosts (or NULL) */
+    runvec_t t1, t2, t3, t4;    /* temporaries (t3 belongs to map_write) */
+    runvec_t arena;             /* message contents of the current round */
+    ivec_t iarena, itmp;        /* heard-from snapshots of the current round; temporary */
     msg_t *msgs;
     size_t nmsgs, msgcap;
     uint64_t *hpre;         /* hpre[i] = sum of hash(j), j < i */
@@ -826,8 +827,11 @@ static int alloc_result(symbolic_result_t *res, int p)
     res->rank_bytes_sent = calloc(n, sizeof(*res->rank_bytes_sent));
     res->rank_bytes_recv = calloc(n, sizeof(*res->rank_bytes_recv));
     res->rank_heard = calloc(n, sizeof(*res->rank_heard));
+    res->rank_cross_msgs = calloc(n, sizeof(*res->rank_cross_msgs));
+    res->rank_cross_bytes = calloc(n, sizeof(*res->rank_cross_bytes));
     if (!res->rank_rounds || !res->rank_ops || !res->rank_op_elems || !res->rank_bytes_sent ||
-        !res->rank_bytes_recv || !res->rank_heard)
+        !res->rank_bytes_recv || !res->rank_heard || !res->rank_cross_msgs ||
+        !res->rank_cross_bytes)
         return -1;
     return 0;
 }
@@ -842,6 +846,9 @@ void symbolic_result_free(symbolic_result_t *res)
     free(res->rank_bytes_sent);
     free(res->rank_bytes_recv);
     free(res->rank_heard);
+    free(res->rank_cross_msgs);
+    free(res->rank_cross_bytes);
+    res->rank_cross_msgs = res->rank_cross_bytes = NULL;
     res->rank_rounds = NULL;
     res->rank_ops = res->rank_op_elems = res->rank_bytes_sent = res->rank_bytes_recv = NULL;
     res->rank_heard = NULL;
@@ -994,6 +1001,12 @@ static int run_round(sim_t *S, uint32_t k)
             sent = (uint64_t)st->send.count * S->elem_size;
             S->res->rank_bytes_sent[r] += sent;
             S->res->total_bytes += sent;
+            if (S->hosts != NULL && S->hosts->host_of[r] != S->hosts->host_of[st->send_peer]) {
+                S->res->rank_cross_msgs[r]++;
+                S->res->rank_cross_bytes[r] += sent;
+                S->res->cross_msgs++;
+                S->res->cross_bytes += sent;
+            }
         }
         if (st->recv_peer >= 0) {
             const msg_t *m = &S->msgs[S->procs[st->recv_peer].msg];
@@ -1328,6 +1341,8 @@ static int run_scheds(sim_t *S, const sched_t *scheds, ucoll_coll_t coll, int p,
     if (scheds == NULL)
         return bad_args(res, "no schedules");
     S->res = res;
+    S->hosts =
+        args != NULL && args[0].hosts != NULL && args[0].hosts->size == p ? args[0].hosts : NULL;
     uint32_t nrounds = 0;
     int rc = 0;
     if (alloc_result(res, p) != 0) {

@@ -72,6 +72,11 @@ typedef struct {
     uint64_t *rank_bytes_sent;
     uint64_t *rank_bytes_recv;
     int *rank_heard; /* how many ranks (itself included) it has heard from */
+    /* with a layout (args' hosts; every run through symbolic_run_args with it set): the
+     * messages and bytes whose sender and receiver are on different hosts, per sending rank
+     * and in all (0 without a layout) */
+    uint64_t *rank_cross_msgs, *rank_cross_bytes;
+    uint64_t cross_msgs, cross_bytes;
 } symbolic_result_t;
 
 /*

@@ -17,6 +17,8 @@ enum {
     ALG_ONE_ROUND_PER_PAIR = 8,
     /* name takes an optional ":K" (pipeline:8); without it the builder gets param 0 */
     ALG_PARAM_OPTIONAL = 16,
+    /* needs the comm's hosts (sched_args_t.hosts, leaders_build): not in alg_list */
+    ALG_NODE_AWARE = 32,
 };
 
 /* the largest K of an ALG_PARAM_OPTIONAL name: a pipeline of more segments than the tag's
@@ -39,6 +41,8 @@ typedef struct {
 const alg_desc_t *alg_lookup(ucoll_coll_t coll, const char *name, int *param);
 /* all descriptors of a collective, in registry order; *n gets how many */
 const alg_desc_t *alg_list(ucoll_coll_t coll, size_t *n);
+/* the node-aware form of coll ("node-aware", ALG_NODE_AWARE; alg_lookup finds it), or NULL */
+const alg_desc_t *alg_node_aware(ucoll_coll_t coll);
 /* "exscan", "scan", ... ; NULL for an unknown value */
 const char *alg_coll_name(ucoll_coll_t coll);
 int alg_coll_from_name(const char *name, ucoll_coll_t *coll);
@@ -90,6 +94,15 @@ int gather_linear_build(sched_t *s, const sched_args_t *a);
 int scatter_linear_build(sched_t *s, const sched_args_t *a);
 int gatherv_linear_build(sched_t *s, const sched_args_t *a);
 int scatterv_linear_build(sched_t *s, const sched_args_t *a);
+
+/* the node-aware forms (hier_*.c): args->hosts and args->leaders_build set */
+int hier_exscan_build(sched_t *s, const sched_args_t *a);
+int hier_scan_build(sched_t *s, const sched_args_t *a);
+int hier_reduce_build(sched_t *s, const sched_args_t *a);
+int hier_allreduce_build(sched_t *s, const sched_args_t *a);
+int hier_bcast_build(sched_t *s, const sched_args_t *a);
+int hier_barrier_build(sched_t *s, const sched_args_t *a);
+int hier_allgather_build(sched_t *s, const sched_args_t *a);
 
 /* q' of best-doubling for p processes */
 int exscan_best_doubling_qprime(int p);

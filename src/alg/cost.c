@@ -36,7 +36,13 @@ int sched_figures(const alg_desc_t *alg, int param, int p, size_t count, size_t 
         eq_displs[i] = (size_t)i * count;
     }
     for (int r = 0; r < p; r++) {
-        sched_args_t a = {r, p, root, count, elem_size, param, commutative, NULL, NULL, NULL, NULL};
+        sched_args_t a = {.rank = r,
+                          .size = p,
+                          .root = root,
+                          .count = count,
+                          .elem_size = elem_size,
+                          .param = param,
+                          .commutative = commutative};
         const ucoll_coll_t coll = alg->coll;
         if (coll == UCOLL_COLL_ALLGATHERV || coll == UCOLL_COLL_REDUCE_SCATTER ||
             coll == UCOLL_COLL_ALLTOALLV || (coll == UCOLL_COLL_GATHERV && r == root)) {

@@ -152,6 +152,33 @@ static const alg_desc_t scatterv_algs[] = {
      "the root sends one block per round: p-1 rounds"},
 };
 
+/* kept out of alg_list: they need the comm's hosts (sched_args_t.hosts) and the leaders'
+ * algorithm, which no layout-free caller (the cost model, the per-algorithm tests) provides */
+static const alg_desc_t node_aware_algs[] = {
+    {UCOLL_COLL_EXSCAN, "node-aware", hier_exscan_build, 0, ALG_ORDER_PRESERVING | ALG_NODE_AWARE,
+     "local exscan, leaders' exscan of host totals, local bcast; consecutive ranks per host"},
+    {UCOLL_COLL_SCAN, "node-aware", hier_scan_build, 0, ALG_ORDER_PRESERVING | ALG_NODE_AWARE,
+     "local scan, leaders' exscan of host totals, local bcast; consecutive ranks per host"},
+    {UCOLL_COLL_REDUCE, "node-aware", hier_reduce_build, 0, ALG_NODE_AWARE,
+     "binomial reduce per host, leaders' reduce to the root"},
+    {UCOLL_COLL_ALLREDUCE, "node-aware", hier_allreduce_build, 0, ALG_NODE_AWARE,
+     "binomial reduce per host, leaders' allreduce, binomial bcast per host"},
+    {UCOLL_COLL_BCAST, "node-aware", hier_bcast_build, 0, ALG_NODE_AWARE,
+     "leaders' bcast, binomial bcast per host"},
+    {UCOLL_COLL_BARRIER, "node-aware", hier_barrier_build, 0, ALG_NODE_AWARE,
+     "fan-in per host, leaders' barrier, fan-out per host"},
+    {UCOLL_COLL_ALLGATHER, "node-aware", hier_allgather_build, 0, ALG_NODE_AWARE,
+     "binomial gather per host, leaders' allgatherv of the hosts' blocks, binomial bcast"},
+};
+
+const alg_desc_t *alg_node_aware(ucoll_coll_t coll)
+{
+    for (size_t i = 0; i < sizeof(node_aware_algs) / sizeof(node_aware_algs[0]); i++)
+        if (node_aware_algs[i].coll == coll)
+            return &node_aware_algs[i];
+    return NULL;
+}
+
 #define LIST(a)                                                                                    \
     {                                                                                              \
         a, sizeof(a) / sizeof(a[0])                                                                \
@@ -218,6 +245,11 @@ const alg_desc_t *alg_lookup(ucoll_coll_t coll, const char *name, int *param)
     const alg_desc_t *algs = alg_list(coll, &n);
     if (name == NULL)
         return NULL;
+    const alg_desc_t *na = alg_node_aware(coll);
+    if (na != NULL && strcmp(name, na->name) == 0) {
+        *param = 0;
+        return na;
+    }
     const char *colon = strchr(name, ':');
     size_t len = colon ? (size_t)(colon - name) : strlen(name);
     for (size_t i = 0; i < n; i++) {

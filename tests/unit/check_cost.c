@@ -76,7 +76,7 @@ static void count_figures(counter_t *c, const alg_desc_t *alg, int param, int p,
         c->p_cap = cap;
     }
     for (int r = 0; r < p; r++) {
-        sched_args_t a = {r, p, 0, 1, 1, param, 0, NULL, NULL, NULL, NULL};
+        sched_args_t a = {.rank = r, .size = p, .count = 1, .elem_size = 1, .param = param};
         sched_clear(&c->s);
         /* plain ifs in this loop: every ck_assert reports a mark point to the parent process */
         if (alg->build(&c->s, &a) != 0)

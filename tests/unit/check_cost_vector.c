@@ -182,7 +182,12 @@ static unsigned built_rounds(sched_t *s, const alg_desc_t *alg, int p, size_t co
 {
     unsigned rounds = 0;
     for (int r = 0; r < p; r++) {
-        sched_args_t a = {r, p, root, count, 1, 0, comm, NULL, NULL, NULL, NULL};
+        sched_args_t a = {.rank = r,
+                          .size = p,
+                          .root = root,
+                          .count = count,
+                          .elem_size = 1,
+                          .commutative = comm};
         sched_clear(s);
         REQUIRE(alg->build(s, &a) == 0, "%s %s p=%d rank %d: the builder failed",
                 alg_coll_name(alg->coll), alg->name, p, r);
