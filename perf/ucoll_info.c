@@ -59,6 +59,9 @@ static void print_algorithms(void)
             printf("  %-20s %s%s\n", name, algs[i].summary,
                    reorders ? " [commutative ops only]" : "");
         }
+        const alg_desc_t *na = alg_node_aware((ucoll_coll_t)c);
+        if (na != NULL) /* where the layout does not serve it, calls run auto's choice */
+            printf("  %-20s %s [more than one host; else auto]\n", na->name, na->summary);
     }
 }
 

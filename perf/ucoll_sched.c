@@ -28,8 +28,14 @@
  * (rounds*alpha + volume*beta + (+) on the critical path*gamma, cost_vector.c; elements of one
  * byte), unless UCOLL_REDUCE_RHRD_MIN / UCOLL_ALLREDUCE_RHRD_MIN is set (non-zero): then by that
  * threshold, as the library does; for the block collectives by the same alpha, beta, gamma over
- * their algorithms' block figures. Exit status: 0 correct, 1 the schedules are incorrect (the error
- * is on stderr), 2 usage.
+ * their algorithms' block figures.
+ * A layout (--hosts H --per-host K, --layout N1,N2,..., -p P --round-robin H) runs the schedules
+ * on it and adds hosts=, cross_msgs=, cross_bytes= (every message and byte whose two ends are on
+ * different hosts) and max_rank_cross_msgs= / max_rank_cross_bytes= (the most one rank sends
+ * across); -a node-aware (and auto where the layout takes it, as the library's selection) prints
+ * its phases' algorithms (leaders=, local_reduce=, local_bcast=); -a all prints one line per
+ * algorithm that serves the layout. Exit status: 0 correct, 1 the schedules are incorrect (the
+ * error is on stderr), 2 usage.
  */
 #include "alg/alg.h"
 #include "alg/cost.h"
@@ -65,7 +71,16 @@ static void usage(FILE *f)
             "      --predict A,B,G    append the cost model's time: alpha us/round, beta ns/byte,\n"
             "                         gamma ns/byte of one (+)\n"
             "  -a auto                the algorithm the library's auto picks (its cost model,\n"
-            "                         parameters from --predict or UCOLL_*_NS/US)\n",
+            "                         parameters from --predict or UCOLL_*_NS/US)\n"
+            "layouts (ranks on hosts; -p may be left out): every line adds hosts=, cross_msgs=,\n"
+            "cross_bytes= (all messages and bytes whose ends are on different hosts) and the\n"
+            "most one rank sends across (max_rank_cross_msgs=, max_rank_cross_bytes=)\n"
+            "      --hosts H --per-host K   H hosts of K consecutive ranks each\n"
+            "      --layout N1,N2,...       hosts of N1, N2, ... consecutive ranks\n"
+            "      --round-robin H          rank r on host r %% H (needs -p)\n"
+            "  -a node-aware          the node-aware form, its phases' algorithms by the model\n"
+            "                         (leaders=, local_reduce=, local_bcast=)\n"
+            "  -a all                 (with a layout) one line per algorithm that serves it\n",
             MAX_P);
 }
 
@@ -127,9 +142,141 @@ static void print_ranks(const alg_desc_t *alg, int param, int p, size_t count, i
     sched_destroy(&s);
 }
 
+/* one line of figures for alg on layout H (see usage); 0, 1 (incorrect) or 2 (usage) */
+static int layout_line(const char *coll_s, ucoll_coll_t coll, const alg_desc_t *alg, int param,
+                       long long m, int root, int commutative, const sched_hosts_t *H,
+                       const cost_params_t *cost, const ucoll_config_t *cfg, int is_auto)
+{
+    const int p = H->size;
+    const size_t count = coll == UCOLL_COLL_BARRIER ? 0 : (size_t)m;
+    node_aware_plan_t plan = {NULL, 0, NULL, NULL};
+    if (alg->flags & ALG_NODE_AWARE) {
+        if (!cost_node_aware_serves(coll, H, commutative)) {
+            fprintf(stderr,
+                    "ucoll_sched: %s node-aware does not serve this layout (it needs more than "
+                    "one host, a host of more than one rank%s)\n",
+                    coll_s,
+                    coll == UCOLL_COLL_EXSCAN || coll == UCOLL_COLL_SCAN || !commutative
+                        ? ", and consecutive ranks per host"
+                        : "");
+            return 2;
+        }
+        if (cost_node_aware_plan(coll, H, count, 1, commutative, cost, cfg->reduce_rhrd_min,
+                                 cfg->allreduce_rhrd_min, &plan) != 0) {
+            fprintf(stderr, "ucoll_sched: no leaders' algorithm serves %d hosts\n", H->nhosts);
+            return 1;
+        }
+    }
+    param = cost_resolve_param(alg, param, p, count, 1, cost);
+    symbolic_result_t res;
+    const int rc = symbolic_run_layout(alg, param, coll, p, count, 1, root, commutative, H,
+                                       plan.leaders != NULL ? &plan : NULL, &res);
+    if (rc != 0 || !res.ok) {
+        fprintf(stderr, "ucoll_sched: %s %s p=%d bytes=%lld: %s: %s\n", coll_s, alg->name, p, m,
+                rc != 0 ? "cannot run" : "INCORRECT schedule", res.error);
+        symbolic_result_free(&res);
+        return 1;
+    }
+    uint64_t most_msgs = 0, most_bytes = 0;
+    for (int r = 0; r < p; r++) {
+        if (res.rank_cross_msgs[r] > most_msgs)
+            most_msgs = res.rank_cross_msgs[r];
+        if (res.rank_cross_bytes[r] > most_bytes)
+            most_bytes = res.rank_cross_bytes[r];
+    }
+    char name[64];
+    if (param != 0 && (alg->flags & (ALG_PARAM_OPTIONAL | ALG_PARAM_REQUIRED)))
+        snprintf(name, sizeof(name), "%s:%d", alg->name, param);
+    else
+        snprintf(name, sizeof(name), "%s", alg->name);
+    printf("coll=%s alg=%s p=%d bytes=%lld hosts=%d rounds=%" PRIu32 " max_ops=%" PRIu64
+           " volume=%" PRIu64 " cross_msgs=%" PRIu64 " cross_bytes=%" PRIu64
+           " max_rank_cross_msgs=%" PRIu64 " max_rank_cross_bytes=%" PRIu64,
+           coll_s, name, p, m, H->nhosts, res.rounds, res.max_ops, res.volume_bytes, res.cross_msgs,
+           res.cross_bytes, most_msgs, most_bytes);
+    if (plan.leaders != NULL) {
+        if (plan.leaders_param != 0 &&
+            (plan.leaders->flags & (ALG_PARAM_OPTIONAL | ALG_PARAM_REQUIRED)))
+            printf(" leaders=%s:%d", plan.leaders->name, plan.leaders_param);
+        else
+            printf(" leaders=%s", plan.leaders->name);
+        if (plan.local_reduce != NULL)
+            printf(" local_reduce=%s", plan.local_reduce->name);
+        if (plan.local_bcast != NULL)
+            printf(" local_bcast=%s", plan.local_bcast->name);
+    }
+    printf("%s\n", is_auto ? " auto=1" : "");
+    symbolic_result_free(&res);
+    return 0;
+}
+
+/* -a all on a layout: every registered algorithm that serves p and the op, then node-aware */
+static int layout_all(const char *coll_s, ucoll_coll_t coll, long long m, int root, int commutative,
+                      const sched_hosts_t *H, const cost_params_t *cost, const ucoll_config_t *cfg)
+{
+    size_t n;
+    const alg_desc_t *algs = alg_list(coll, &n);
+    const int p = H->size;
+    int worst = 0;
+    for (size_t i = 0; i < n; i++) {
+        const alg_desc_t *a = &algs[i];
+        if ((a->flags & ALG_PARAM_REQUIRED) ||
+            ((a->flags & ALG_POWER_OF_TWO) && (p & (p - 1)) != 0) ||
+            (!commutative && cost_reduces(coll) && !(a->flags & ALG_ORDER_PRESERVING)))
+            continue;
+        const int rc =
+            layout_line(coll_s, coll, a, a->param, m, root, commutative, H, cost, cfg, 0);
+        worst = rc > worst ? rc : worst;
+    }
+    const alg_desc_t *na = alg_node_aware(coll);
+    if (na != NULL && cost_node_aware_serves(coll, H, commutative)) {
+        const int rc = layout_line(coll_s, coll, na, 0, m, root, commutative, H, cost, cfg, 0);
+        worst = rc > worst ? rc : worst;
+    }
+    return worst;
+}
+
+/* the host ids of --hosts/--per-host, --layout or --round-robin; p (0 for round-robin: -p) */
+static int *layout_ids(long long hosts, long long per_host, const char *list, long long rr,
+                       long long *p)
+{
+    int *id = NULL;
+    if (list != NULL) {
+        long long n = 0;
+        for (const char *c = list; *c != '\0';) {
+            char *end;
+            errno = 0;
+            const long long k = strtoll(c, &end, 10);
+            if (end == c || errno != 0 || k < 1 || n + k > MAX_P || (*end != ',' && *end != '\0')) {
+                free(id);
+                return NULL;
+            }
+            int *grown = realloc(id, (size_t)(n + k) * sizeof(int));
+            if (grown == NULL) {
+                free(id);
+                return NULL;
+            }
+            id = grown;
+            for (long long i = 0; i < k; i++)
+                id[n + i] = (int)(c - list); /* a distinct number per host */
+            n += k;
+            c = *end == ',' ? end + 1 : end;
+        }
+        *p = n;
+        return id;
+    }
+    const long long n = rr > 0 ? *p : hosts * per_host;
+    if (n < 1 || n > MAX_P || (id = malloc((size_t)n * sizeof(int))) == NULL)
+        return NULL;
+    for (long long r = 0; r < n; r++)
+        id[r] = (int)(rr > 0 ? r % rr : r / per_host);
+    *p = n;
+    return id;
+}
+
 int main(int argc, char **argv)
 {
-    enum { OPT_RANKS = 256, OPT_NONCOMM, OPT_PREDICT };
+    enum { OPT_RANKS = 256, OPT_NONCOMM, OPT_PREDICT, OPT_HOSTS, OPT_PER_HOST, OPT_LAYOUT, OPT_RR };
     static const struct option opts[] = {
         {"coll", required_argument, NULL, 'c'},
         {"alg", required_argument, NULL, 'a'},
@@ -139,11 +286,18 @@ int main(int argc, char **argv)
         {"ranks", no_argument, NULL, OPT_RANKS},
         {"noncommutative", no_argument, NULL, OPT_NONCOMM},
         {"predict", required_argument, NULL, OPT_PREDICT},
+        {"hosts", required_argument, NULL, OPT_HOSTS},
+        {"per-host", required_argument, NULL, OPT_PER_HOST},
+        {"layout", required_argument, NULL, OPT_LAYOUT},
+        {"round-robin", required_argument, NULL, OPT_RR},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *coll_s = NULL, *alg_s = NULL, *p_s = NULL, *m_s = "8", *root_s = "0";
+    char resolved_p[32];
+    sched_hosts_t layout_hosts = {0, 0, 0, 0, NULL, NULL, NULL};
     int ranks = 0, commutative = 1, c, predict = 0;
+    const char *hosts_s = NULL, *per_host_s = NULL, *layout_s = NULL, *rr_s = NULL;
     cost_params_t cost = {COST_DEFAULT_ALPHA_US, COST_DEFAULT_BETA_NS, COST_DEFAULT_GAMMA_NS};
 
     while ((c = getopt_long(argc, argv, "c:a:p:m:r:h", opts, NULL)) != -1) {
@@ -168,6 +322,18 @@ int main(int argc, char **argv)
             break;
         case OPT_NONCOMM:
             commutative = 0;
+            break;
+        case OPT_HOSTS:
+            hosts_s = optarg;
+            break;
+        case OPT_PER_HOST:
+            per_host_s = optarg;
+            break;
+        case OPT_LAYOUT:
+            layout_s = optarg;
+            break;
+        case OPT_RR:
+            rr_s = optarg;
             break;
         case OPT_PREDICT: {
             char *end;
@@ -200,10 +366,50 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    if (coll_s == NULL || alg_s == NULL || p_s == NULL) {
-        fprintf(stderr, "ucoll_sched: -c COLL, -a ALG and -p P are required\n");
+    const int layout = hosts_s != NULL || per_host_s != NULL || layout_s != NULL || rr_s != NULL;
+    if (coll_s == NULL || alg_s == NULL || (p_s == NULL && (!layout || rr_s != NULL))) {
+        fprintf(stderr, "ucoll_sched: -c COLL, -a ALG and -p P are required (-p may be left "
+                        "out with --hosts/--per-host or --layout)\n");
         usage(stderr);
         return 2;
+    }
+    if (layout) {
+        long long nh = 0, k = 0, rr = 0, lp = 0;
+        const int kinds =
+            (hosts_s != NULL || per_host_s != NULL) + (layout_s != NULL) + (rr_s != NULL);
+        if (kinds != 1 || ((hosts_s != NULL) != (per_host_s != NULL)) ||
+            (hosts_s != NULL && (parse_num(hosts_s, 1, MAX_P, &nh) != 0 ||
+                                 parse_num(per_host_s, 1, MAX_P, &k) != 0 || nh * k > MAX_P)) ||
+            (rr_s != NULL &&
+             (parse_num(rr_s, 1, MAX_P, &rr) != 0 || parse_num(p_s, 1, MAX_P, &lp) != 0))) {
+            fprintf(stderr,
+                    "ucoll_sched: give one layout: --hosts H --per-host K (H, K >= 1, "
+                    "H*K <= %d), --layout N1,N2,... or -p P --round-robin H\n",
+                    MAX_P);
+            return 2;
+        }
+        int *id = layout_ids(nh, k, layout_s, rr, &lp);
+        long long given;
+        if (id == NULL) {
+            fprintf(stderr,
+                    "ucoll_sched: --layout '%s': host sizes are integers >= 1, "
+                    "comma-separated, %d ranks at most\n",
+                    layout_s != NULL ? layout_s : "", MAX_P);
+            return 2;
+        }
+        if (p_s != NULL && (parse_num(p_s, 1, MAX_P, &given) != 0 || given != lp)) {
+            fprintf(stderr, "ucoll_sched: -p %s is not the layout's %lld ranks\n", p_s, lp);
+            free(id);
+            return 2;
+        }
+        snprintf(resolved_p, sizeof(resolved_p), "%lld", lp);
+        p_s = resolved_p;
+        if (sched_hosts_init(&layout_hosts, (int)lp, id) != 0) {
+            free(id);
+            fprintf(stderr, "ucoll_sched: out of memory\n");
+            return 1;
+        }
+        free(id);
     }
 
     ucoll_coll_t coll;
@@ -215,12 +421,25 @@ int main(int argc, char **argv)
         return 2;
     }
     int param = 0, is_auto = strcmp(alg_s, "auto") == 0;
+    const int is_all = strcmp(alg_s, "all") == 0;
+    if (is_all && !layout) {
+        fprintf(stderr, "ucoll_sched: -a all needs a layout (--hosts/--per-host, --layout or "
+                        "--round-robin)\n");
+        return 2;
+    }
     char resolved[64];
     long long p, m, root;
     /* auto is resolved below, once p and m are known (for a non-commutative op it only
      * picks order-preserving algorithms, as the library does) */
-    const alg_desc_t *alg = is_auto ? NULL : alg_lookup(coll, alg_s, &param);
-    if (alg == NULL && !is_auto) {
+    const alg_desc_t *alg = is_auto || is_all ? NULL : alg_lookup(coll, alg_s, &param);
+    if (alg != NULL && (alg->flags & ALG_NODE_AWARE) && !layout) {
+        fprintf(stderr,
+                "ucoll_sched: %s node-aware needs a layout (--hosts/--per-host, --layout "
+                "or --round-robin)\n",
+                coll_s);
+        return 2;
+    }
+    if (alg == NULL && !is_auto && !is_all) {
         size_t n;
         const alg_desc_t *algs = alg_list(coll, &n);
         const size_t len = strcspn(alg_s, ":");
@@ -263,6 +482,53 @@ int main(int argc, char **argv)
         fprintf(stderr, "ucoll_sched: -r '%s': the root must be an integer in 0..%lld\n", root_s,
                 p - 1);
         return 2;
+    }
+    if (layout) { /* the layout's figures, schedules built on it (no closed forms) */
+        ucoll_config_t cfg;
+        if (config_read(&cfg) != UCOLL_OK)
+            return 2;
+        if (!predict) { /* what the library assumes when these variables are set */
+            if (cfg.alpha_us >= 0)
+                cost.alpha_us = cfg.alpha_us;
+            if (cfg.beta_ns >= 0)
+                cost.beta_ns = cfg.beta_ns;
+            if (cfg.gamma_ns >= 0)
+                cost.gamma_ns = cfg.gamma_ns;
+        }
+        int rc;
+        if (is_all) {
+            rc = layout_all(coll_s, coll, m, (int)root, commutative, &layout_hosts, &cost, &cfg);
+        } else {
+            if (is_auto) { /* as select.c: node-aware where the layout takes it */
+                node_aware_plan_t plan;
+                const size_t bytes = coll == UCOLL_COLL_BARRIER ? 0 : (size_t)m;
+                alg = alg_node_aware(coll);
+                if (!cost_node_aware_serves(coll, &layout_hosts, commutative) ||
+                    cost_node_aware_plan(coll, &layout_hosts, bytes, 1, commutative, &cost,
+                                         cfg.reduce_rhrd_min, cfg.allreduce_rhrd_min, &plan) != 0) {
+                    alg_s = cost_select(coll, (int)p, bytes, commutative, &cost,
+                                        cfg.reduce_rhrd_min, cfg.allreduce_rhrd_min);
+                    alg = alg_s != NULL ? alg_lookup(coll, alg_s, &param) : NULL;
+                }
+                if (alg == NULL) {
+                    fprintf(stderr, "ucoll_sched: cannot resolve auto\n");
+                    sched_hosts_free(&layout_hosts);
+                    return 1;
+                }
+            }
+            if (!commutative && cost_reduces(coll) && !(alg->flags & ALG_ORDER_PRESERVING) &&
+                !(alg->flags & ALG_NODE_AWARE)) {
+                fprintf(stderr,
+                        "ucoll_sched: %s %s reorders operands and is only for commutative ops\n",
+                        coll_s, alg->name);
+                sched_hosts_free(&layout_hosts);
+                return 2;
+            }
+            rc = layout_line(coll_s, coll, alg, param, m, (int)root, commutative, &layout_hosts,
+                             &cost, &cfg, is_auto);
+        }
+        sched_hosts_free(&layout_hosts);
+        return rc;
     }
     if (is_auto) {
         ucoll_config_t cfg;

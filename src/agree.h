@@ -12,5 +12,8 @@
 /* UCOLL_CHECK: one pair per compared field of a collective */
 #define AGREE_CHECK_FIELDS 7
 #define AGREE_CHECK_WORDS (2 * AGREE_CHECK_FIELDS)
+/* init on more than one host, after the settings: an allgather of one int32 per rank (its
+ * host's lowest rank) with this algorithm, for the node-aware forms */
+#define HOSTS_GATHER_ALG "bruck"
 
 #endif

@@ -2,6 +2,7 @@
  * Process-level API: init (PMIx, the caller's OOB allgather or the store), finalize, communicators
  * (rank, size, split, free) and algorithm selection by name.
  */
+#include "agree.h"
 #include "ucoll_int.h"
 
 #include <ctype.h>
@@ -91,6 +92,41 @@ static ucoll_status_t lookup_peer(void *arg, int peer, void **blob, size_t *len)
     return bs->lookup(bs, peer, blob, len);
 }
 
+/* every rank's host as the lowest world rank on it, gathered on world (still flat: its hosts are
+ * unknown until this returns) for the node-aware forms. A table that does not describe hosts
+ * (a leader whose own leader differs, from launchers disagreeing) is dropped on every rank
+ * alike: the collectives stay flat. */
+static ucoll_status_t gather_hosts(ucoll_ctx_t *ctx, int host_leader)
+{
+    const int p = ctx->world->size;
+    int32_t mine = host_leader, *all = malloc((size_t)p * sizeof(*all));
+    if (all == NULL)
+        return UCOLL_ERR_NO_MEMORY;
+    /* a fixed algorithm (agree.h), for tests that count messages */
+    int param = 0;
+    const alg_desc_t *fixed = alg_lookup(UCOLL_COLL_ALLGATHER, HOSTS_GATHER_ALG, &param);
+    ctx->world->alg[UCOLL_COLL_ALLGATHER] = (alg_choice_t){fixed, param};
+    const ucoll_status_t st = ucoll_allgather(ctx->world, &mine, all, 1, UCOLL_INT32);
+    ctx->world->alg[UCOLL_COLL_ALLGATHER] = (alg_choice_t){NULL, 0};
+    if (st != UCOLL_OK) {
+        free(all);
+        return st;
+    }
+    int ok = 1;
+    for (int q = 0; q < p && ok; q++)
+        ok = all[q] >= 0 && all[q] <= q && all[all[q]] == all[q];
+    if (!ok) {
+        if (ctx->world->rank == 0)
+            fprintf(stderr, "ucoll: the launcher's local ranks do not describe hosts: the "
+                            "collectives do not use the hosts\n");
+        free(all);
+        return UCOLL_OK;
+    }
+    _Static_assert(sizeof(int32_t) == sizeof(int), "the table is used as int");
+    ctx->world_host = (int *)all;
+    return UCOLL_OK;
+}
+
 /* init: which ranks share this host (PMIx tells; OOB: one allgather), the UCX contexts and the
  * on-host segment, then one publication of this rank's blob (worker addresses, process id,
  * segment). No peer is connected here: the router connects each on its first use. */
@@ -129,6 +165,7 @@ static ucoll_status_t init_common(bootstrap_t *bs, ucoll_thread_level_t level, u
     st = tp_create(bs->rank, bs->size, local_ranks, nlocal, machine, shm_fd, ctx->cfg.yield,
                    ctx->cfg.failure, level, lookup_peer, bs, &ctx->tp);
     shm_fd = -1; /* tp_create took it */
+    const int host_leader = local_ranks[0], all_local = nlocal == bs->size;
     free(local_ranks);
     local_ranks = NULL;
     if (st != UCOLL_OK)
@@ -153,6 +190,9 @@ static ucoll_status_t init_common(bootstrap_t *bs, ucoll_thread_level_t level, u
     ctx->comm_ids_used[FINALIZE_COMM_ID / 64] |= UINT64_C(1) << (FINALIZE_COMM_ID % 64);
     /* before anything whose messages they decide (the measurement's collectives included) */
     if ((st = agree_settings(ctx)) != UCOLL_OK)
+        goto fail;
+    /* every rank agrees whether all share a host: the launcher's local ranks are one list */
+    if (!all_local && (st = gather_hosts(ctx, host_leader)) != UCOLL_OK)
         goto fail;
     for (int c = 0; c < UCOLL_NCOLLS; c++) {
         const char *name = ctx->cfg.alg_env[c];
@@ -193,6 +233,7 @@ fail:
     }
     tp_destroy(ctx->tp);
     bs->finalize(bs);
+    free(ctx->world_host);
     free(ctx);
     return st;
 }
@@ -433,6 +474,7 @@ static ucoll_status_t finalize_locked(ucoll_comm_t *world)
     tp_destroy(ctx->tp);
     shrink_free_all(ctx); /* (UCX may read an abandoned send's buffer until tp_destroy) */
     ctx->bs->finalize(ctx->bs);
+    free(ctx->world_host);
     free(ctx);
     g_ctx = NULL;
     return st != UCOLL_OK ? st : fst;

@@ -353,8 +353,8 @@ static ucoll_status_t check_call(const ucoll_comm_t *comm, const coll_args_t *a,
 }
 
 /* what the schedule of a call depends on (the count arrays NULL where there are none) */
-static void sched_args_of(const ucoll_comm_t *comm, const coll_args_t *a, const layout_t *L,
-                          int param, sched_args_t *sa)
+static void sched_args_fill(const ucoll_comm_t *comm, const coll_args_t *a, const layout_t *L,
+                            int param, sched_args_t *sa)
 {
     if (__builtin_expect(is_block(a->coll), 0)) {
         memset(sa, 0, sizeof(*sa));
@@ -382,6 +382,14 @@ static void sched_args_of(const ucoll_comm_t *comm, const coll_args_t *a, const 
                       predefined_op(a->op) || op_is_commutative(a->op);
 }
 
+static void sched_args_of(const ucoll_comm_t *comm, const coll_args_t *a, const layout_t *L,
+                          int param, const leaders_choice_t *leaders, sched_args_t *sa)
+{
+    sched_args_fill(comm, a, L, param, sa);
+    if (leaders->leaders != NULL) /* a node-aware form (select_algorithm read the hosts) */
+        cost_plan_args(leaders, comm->hosts, sa);
+}
+
 static int same_counts(const size_t *x, const size_t *y, int p)
 {
     return x == NULL || y == NULL ? x == y : memcmp(x, y, (size_t)p * sizeof(*x)) == 0;
@@ -391,7 +399,11 @@ static int same_counts(const size_t *x, const size_t *y, int p)
 static int same_scalars(const sched_args_t *x, const sched_args_t *y)
 {
     return x->rank == y->rank && x->size == y->size && x->root == y->root && x->count == y->count &&
-           x->elem_size == y->elem_size && x->param == y->param && x->commutative == y->commutative;
+           x->elem_size == y->elem_size && x->param == y->param &&
+           x->commutative == y->commutative && x->hosts == y->hosts &&
+           x->leaders_build == y->leaders_build && x->leaders_param == y->leaders_param &&
+           x->local_reduce_build == y->local_reduce_build &&
+           x->local_bcast_build == y->local_bcast_build;
 }
 
 /* the v forms: a request's arrays are its own copies, so their contents are compared */
@@ -604,6 +616,18 @@ static ucoll_request_t *repeated_call(const ucoll_comm_t *comm, const coll_args_
     return NULL;
 }
 
+/* whether a's node-aware fields are plan's (both flat included) */
+static int same_plan(const node_aware_plan_t *plan, const sched_args_t *a)
+{
+    sched_args_t x;
+    memset(&x, 0, sizeof(x));
+    if (plan->leaders != NULL)
+        cost_plan_args(plan, a->hosts, &x);
+    return x.leaders_build == a->leaders_build && x.leaders_param == a->leaders_param &&
+           x.local_reduce_build == a->local_reduce_build &&
+           x.local_bcast_build == a->local_bcast_build;
+}
+
 /* repeated_call's request for this call, moved to the front as blocking_request moves a hit,
  * if it is free and selection picks the algorithm it holds; NULL: the full path */
 static ucoll_request_t *repeated_request(ucoll_comm_t *comm, ucoll_request_t *req,
@@ -611,7 +635,8 @@ static ucoll_request_t *repeated_request(ucoll_comm_t *comm, ucoll_request_t *re
 {
     const struct auto_choice *last;
     if (in_use(req) || (last = select_repeats(comm, a->coll, a->op, a->dtype, a->count)) == NULL ||
-        last->alg != req->alg || last->param != req->param)
+        last->alg != req->alg || last->param != req->param ||
+        !same_plan(&last->leaders, &req->sched_args))
         return NULL;
     int pick = 0;
     while (comm->blocking[pick] != req)
@@ -660,11 +685,12 @@ static ucoll_status_t run_blocking_locked(ucoll_comm_t *comm, const coll_args_t 
     if (req == NULL) {
         const alg_desc_t *alg;
         int param;
+        leaders_choice_t leaders;
         if ((st = select_algorithm(comm, a->coll, a->op, a->dtype, select_count_of(a, &L), &alg,
-                                   &param)) != 0)
+                                   &param, &leaders)) != 0)
             return st;
         sched_args_t sa;
-        sched_args_of(comm, a, &L, param, &sa);
+        sched_args_of(comm, a, &L, param, &leaders, &sa);
         int same;
         req = blocking_request(comm, alg, &sa, scratch_io, &same);
         if (req == NULL)
@@ -701,8 +727,9 @@ static ucoll_status_t new_request_locked(ucoll_comm_t *comm, const coll_args_t *
         return UCOLL_ERR_STATE;
     const alg_desc_t *alg;
     int param;
-    if ((st = select_algorithm(comm, a->coll, a->op, a->dtype, select_count_of(a, &L), &alg,
-                               &param)) != 0)
+    leaders_choice_t leaders;
+    if ((st = select_algorithm(comm, a->coll, a->op, a->dtype, select_count_of(a, &L), &alg, &param,
+                               &leaders)) != 0)
         return st;
     /* held before anything runs, until ucoll_request_free: the op cannot be freed under it */
     const int holds_op = holds_op_of(a->coll);
@@ -717,7 +744,7 @@ static ucoll_status_t new_request_locked(ucoll_comm_t *comm, const coll_args_t *
     req->op_held = holds_op;
     sched_init(&req->sched);
     sched_args_t sa;
-    sched_args_of(comm, a, &L, param, &sa);
+    sched_args_of(comm, a, &L, param, &leaders, &sa);
     if ((st = setup_request(req, comm, a, &L, alg, param, &sa, 0)) != UCOLL_OK) {
         if (holds_op)
             op_release(a->op);

@@ -178,7 +178,8 @@ ucoll_status_t exec_prepare(ucoll_request_t *req)
     if (!req->sched_valid) {
         /* the tag's round field (tag.h), judged by a bound every rank computes alike: this
          * rank's own schedule may have fewer rounds than another's */
-        if (!cost_fits_tag(req->alg, req->param, req->comm->size))
+        if (!(req->alg->flags & ALG_NODE_AWARE) && /* (selection bounded its rounds) */
+            !cost_fits_tag(req->alg, req->param, req->comm->size))
             return UCOLL_ERR_NOT_SUPPORTED;
         sched_clear(&req->sched);
         if (req->alg->build(&req->sched, &req->sched_args) != 0)

@@ -112,6 +112,8 @@ struct sched_args {
     const sched_hosts_t *hosts;
     sched_build_fn_t leaders_build;
     int leaders_param;
+    /* their local phases' reduce and bcast (NULL: binomial) */
+    sched_build_fn_t local_reduce_build, local_bcast_build;
 };
 
 static inline sched_region_t sched_region(int buf, size_t off, size_t count)

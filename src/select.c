@@ -28,6 +28,7 @@
  */
 #include "ucoll_int.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* gamma of op on dtype, the same on every rank */
@@ -48,16 +49,49 @@ static double op_gamma(const ucoll_ctx_t *ctx, ucoll_op_t op, ucoll_dtype_t dtyp
     return worst;
 }
 
+/* the node-aware form of coll with its leaders' algorithm, when the comm's layout gets one
+ * (cost_node_aware_serves); *alg NULL otherwise */
+static ucoll_status_t select_node_aware(ucoll_comm_t *comm, ucoll_coll_t coll, ucoll_dtype_t dtype,
+                                        size_t elems, int commutative, const cost_params_t *cost,
+                                        const alg_desc_t **alg, leaders_choice_t *leaders)
+{
+    const sched_hosts_t *H;
+    const ucoll_status_t st = comm_hosts(comm, &H);
+    *alg = NULL;
+    if (st != UCOLL_OK || !cost_node_aware_serves(coll, H, commutative))
+        return st;
+    const ucoll_config_t *cfg = &comm->ctx->cfg;
+    if (cost_node_aware_plan(coll, H, elems, dtype_size(dtype), commutative, cost,
+                             cfg->reduce_rhrd_min, cfg->allreduce_rhrd_min, leaders) == 0)
+        *alg = alg_node_aware(coll);
+    else
+        memset(leaders, 0, sizeof(*leaders));
+    return UCOLL_OK;
+}
+
 /* auto's choice when the comm's last one for coll does not apply, remembered for the next
  * call; apart from the hit path so that a small collective's selection stays a short leaf */
-__attribute__((noinline)) static ucoll_status_t
-select_auto(ucoll_comm_t *comm, ucoll_coll_t coll, ucoll_op_t op, ucoll_dtype_t dtype, size_t count,
-            int commutative, double gamma_ns, const alg_desc_t **alg, int *param)
+__attribute__((noinline)) static ucoll_status_t select_auto(ucoll_comm_t *comm, ucoll_coll_t coll,
+                                                            ucoll_op_t op, ucoll_dtype_t dtype,
+                                                            size_t count, int commutative,
+                                                            double gamma_ns, const alg_desc_t **alg,
+                                                            int *param, leaders_choice_t *leaders)
 {
     const ucoll_ctx_t *ctx = comm->ctx;
     cost_params_t cost = ctx->net;
     cost.gamma_ns = gamma_ns;
     const size_t elems = coll == UCOLL_COLL_BARRIER ? 0 : count;
+    *leaders = (leaders_choice_t){NULL, 0, NULL, NULL};
+    ucoll_status_t st =
+        select_node_aware(comm, coll, dtype, elems, commutative, &cost, alg, leaders);
+    if (st != UCOLL_OK)
+        return st;
+    if (*alg != NULL) {
+        *param = 0;
+        comm->last_auto[coll] = (struct auto_choice){1,        commutative, op,     dtype,   count,
+                                                     gamma_ns, *alg,        *param, *leaders};
+        return UCOLL_OK;
+    }
     const char *name =
         cost_select_elems(coll, comm->size, elems, dtype_size(dtype), commutative, &cost,
                           ctx->cfg.reduce_rhrd_min, ctx->cfg.allreduce_rhrd_min);
@@ -67,46 +101,59 @@ select_auto(ucoll_comm_t *comm, ucoll_coll_t coll, ucoll_op_t op, ucoll_dtype_t 
         return UCOLL_ERR_INVALID_ARG; /* not reached: cost_select names registry entries */
     /* pipeline: remembered with the k it runs with, the k the model priced */
     *param = cost_resolve_param(*alg, *param, comm->size, count, dtype_size(dtype), &ctx->net);
-    comm->last_auto[coll] =
-        (struct auto_choice){1, commutative, op, dtype, count, gamma_ns, *alg, *param};
+    comm->last_auto[coll] = (struct auto_choice){
+        1, commutative, op, dtype, count, gamma_ns, *alg, *param, {NULL, 0, NULL, NULL}};
     return UCOLL_OK;
 }
 
 static ucoll_status_t select_named(ucoll_comm_t *comm, ucoll_coll_t coll, ucoll_op_t op,
                                    ucoll_dtype_t dtype, size_t count, const alg_desc_t **alg,
-                                   int *param)
+                                   int *param, leaders_choice_t *leaders)
 {
     const struct auto_choice *last = select_repeats(comm, coll, op, dtype, count);
     if (last != NULL) { /* without the checks below */
         *alg = last->alg;
         *param = last->param;
+        *leaders = last->leaders;
         return UCOLL_OK;
     }
     last = &comm->last_auto[coll];
     *alg = comm->alg[coll].alg;
     *param = comm->alg[coll].param;
+    *leaders = (leaders_choice_t){NULL, 0, NULL, NULL};
     const int commutative =
         coll == UCOLL_COLL_BCAST || coll == UCOLL_COLL_BARRIER || op_is_commutative(op);
-    if (*alg != NULL && (commutative || ((*alg)->flags & ALG_ORDER_PRESERVING)) &&
-        !(((*alg)->flags & ALG_POWER_OF_TWO) && (comm->size & (comm->size - 1)) != 0))
-        return UCOLL_OK;
-    /* auto, a reordering algorithm chosen for a non-commutative op, or one for powers of two
-     * only chosen on another size */
     const double gamma_ns = cost_reduces(coll) ? op_gamma(comm->ctx, op, dtype) : 0;
+    if (*alg != NULL && ((*alg)->flags & ALG_NODE_AWARE)) {
+        /* chosen by name: used where the layout serves it, else auto's choice */
+        cost_params_t cost = comm->ctx->net;
+        cost.gamma_ns = gamma_ns;
+        const ucoll_status_t st =
+            select_node_aware(comm, coll, dtype, coll == UCOLL_COLL_BARRIER ? 0 : count,
+                              commutative, &cost, alg, leaders);
+        if (st != UCOLL_OK || *alg != NULL)
+            return st;
+    } else if (*alg != NULL && (commutative || ((*alg)->flags & ALG_ORDER_PRESERVING)) &&
+               !(((*alg)->flags & ALG_POWER_OF_TWO) && (comm->size & (comm->size - 1)) != 0)) {
+        return UCOLL_OK;
+    }
+    /* auto, a reordering algorithm chosen for a non-commutative op, one for powers of two
+     * only chosen on another size, or a node-aware one the layout does not serve */
     if (last->valid && last->op == op && last->dtype == dtype && last->count == count &&
         last->commutative == commutative && last->gamma_ns == gamma_ns) {
         *alg = last->alg;
         *param = last->param;
+        *leaders = last->leaders;
         return UCOLL_OK;
     }
-    return select_auto(comm, coll, op, dtype, count, commutative, gamma_ns, alg, param);
+    return select_auto(comm, coll, op, dtype, count, commutative, gamma_ns, alg, param, leaders);
 }
 
 ucoll_status_t select_algorithm(ucoll_comm_t *comm, ucoll_coll_t coll, ucoll_op_t op,
                                 ucoll_dtype_t dtype, size_t count, const alg_desc_t **alg,
-                                int *param)
+                                int *param, leaders_choice_t *leaders)
 {
-    const ucoll_status_t st = select_named(comm, coll, op, dtype, count, alg, param);
+    const ucoll_status_t st = select_named(comm, coll, op, dtype, count, alg, param, leaders);
     /* plain `pipeline` (chosen or auto's): its k for this vector from the agreed alpha and
      * beta, the k auto priced it with; the same on every rank */
     if (st == UCOLL_OK && *param == 0 && ((*alg)->flags & ALG_PARAM_OPTIONAL))
@@ -117,4 +164,41 @@ ucoll_status_t select_algorithm(ucoll_comm_t *comm, ucoll_coll_t coll, ucoll_op_
 void select_comm_cleanup(ucoll_comm_t *comm)
 {
     memset(comm->last_auto, 0, sizeof(comm->last_auto));
+    if (comm->hosts != NULL)
+        sched_hosts_free(comm->hosts);
+    free(comm->hosts);
+    comm->hosts = NULL;
+    comm->hosts_known = 0;
+}
+
+ucoll_status_t comm_hosts(ucoll_comm_t *comm, const sched_hosts_t **hosts)
+{
+    const int *world_host = comm->ctx->world_host;
+    if (!comm->hosts_known && world_host != NULL && comm->size > 1) {
+        int *id = malloc((size_t)comm->size * sizeof(int));
+        sched_hosts_t *H = malloc(sizeof(*H));
+        if (id == NULL || H == NULL) {
+            free(id);
+            free(H);
+            return UCOLL_ERR_NO_MEMORY;
+        }
+        for (int r = 0; r < comm->size; r++)
+            id[r] = world_host[comm->world_rank[r]];
+        const int rc = sched_hosts_init(H, comm->size, id);
+        free(id);
+        if (rc != 0) {
+            free(H);
+            return UCOLL_ERR_NO_MEMORY;
+        }
+        if (H->nhosts > 1) {
+            comm->hosts = H;
+        } else {
+            sched_hosts_free(H);
+            free(H);
+        }
+    }
+    /* (world_host is known from init on, before any comm but world is made) */
+    comm->hosts_known = world_host != NULL || comm->size <= 1;
+    *hosts = comm->hosts;
+    return UCOLL_OK;
 }

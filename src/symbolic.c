@@ -1511,6 +1511,33 @@ int symbolic_run(const alg_desc_t *alg, int param, ucoll_coll_t coll, int p, siz
     return rc;
 }
 
+int symbolic_run_layout(const alg_desc_t *alg, int param, ucoll_coll_t coll, int p, size_t count,
+                        size_t elem_size, int root, int commutative, const sched_hosts_t *hosts,
+                        const node_aware_plan_t *plan, symbolic_result_t *res)
+{
+    memset(res, 0, sizeof(*res));
+    if (p < 1 || root < 0 || root >= p || hosts == NULL || hosts->size != p)
+        return bad_args(res, "invalid arguments (p = %d, root = %d, layout)", p, root);
+    symbolic_ws_t *ws = symbolic_ws_new();
+    if (ws == NULL)
+        return no_memory(res);
+    sched_args_t *args =
+        (sched_args_t *)ws_args(ws, coll, p, count, elem_size, root, commutative, param);
+    int rc;
+    if (args == NULL) {
+        rc = bad_args(res, "out of memory, or p * count does not fit a size_t");
+    } else {
+        for (int r = 0; r < p; r++) {
+            args[r].hosts = hosts;
+            if (plan != NULL)
+                cost_plan_args(plan, hosts, &args[r]);
+        }
+        rc = build_and_run(ws, alg, coll, p, args, res);
+    }
+    symbolic_ws_free(ws);
+    return rc;
+}
+
 int symbolic_run_args_ws(symbolic_ws_t *ws, const alg_desc_t *alg, ucoll_coll_t coll, int p,
                          const sched_args_t *args, symbolic_result_t *res)
 {

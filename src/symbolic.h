@@ -47,6 +47,7 @@
 #define UCOLL_SYMBOLIC_H
 
 #include "alg/alg.h"
+#include "alg/cost.h"
 #include "sched.h"
 
 #include <stddef.h>
@@ -100,6 +101,12 @@ int symbolic_run_args(const alg_desc_t *alg, ucoll_coll_t coll, int p, const sch
                       symbolic_result_t *res);
 int symbolic_run_scheds_args(const sched_t *scheds, ucoll_coll_t coll, int p,
                              const sched_args_t *args, symbolic_result_t *res);
+
+/* symbolic_run on a layout: every rank's arguments carry hosts (and, for a node-aware alg,
+ * its plan's algorithms), and res gets the messages that cross hosts */
+int symbolic_run_layout(const alg_desc_t *alg, int param, ucoll_coll_t coll, int p, size_t count,
+                        size_t elem_size, int root, int commutative, const sched_hosts_t *hosts,
+                        const node_aware_plan_t *plan, symbolic_result_t *res);
 
 void symbolic_result_free(symbolic_result_t *res);
 

@@ -59,6 +59,8 @@ typedef struct {
     const alg_desc_t *alg; /* NULL: auto */
     int param;
 } alg_choice_t;
+/* what the phases of a node-aware form run (leaders NULL for a flat form) */
+typedef node_aware_plan_t leaders_choice_t;
 
 struct ucoll_comm {
     uint32_t magic;
@@ -73,6 +75,9 @@ struct ucoll_comm {
     /* active requests in start order: the oldest one bounds the next start (tag.h) */
     struct ucoll_request *oldest, *newest;
     alg_choice_t alg[UCOLL_NCOLLS];
+    /* which host each rank runs on (comm_hosts): NULL with hosts_known = 1 on one host */
+    sched_hosts_t *hosts;
+    int hosts_known;
     /* requests of blocking calls, most recently used first, each keeping its schedule and
      * scratch: a program alternating collectives, roots or sizes rebuilds nothing */
     ucoll_request_t *blocking[COMM_BLOCKING_CACHE];
@@ -88,6 +93,7 @@ struct ucoll_comm {
         double gamma_ns; /* ucoll_op_set_cost may change a user op's */
         const alg_desc_t *alg;
         int param;
+        leaders_choice_t leaders; /* a node-aware alg's */
     } last_auto[UCOLL_NCOLLS];
     struct ucoll_comm *next; /* every comm of the context */
 };
@@ -177,6 +183,9 @@ struct ucoll_ctx {
     int sleepers;
     uint64_t comm_ids_used[COMM_ID_WORDS]; /* tag comm ids of this process's live comms */
     cost_params_t net; /* alpha and beta agreed by all ranks at init (gamma unused here) */
+    /* world rank -> the lowest world rank on its host, gathered at init from each rank's
+     * launcher-given local ranks; NULL while unknown and when every rank shares one host */
+    int *world_host;
     /* gamma (ns per byte) of each predefined op on each dtype, agreed at init; 0 where the op
      * does not apply to the dtype */
     double gamma_ns[UCOLL_NOPS][UCOLL_NDTYPES];
@@ -223,7 +232,10 @@ int coll_comm_has_requests(const ucoll_comm_t *comm);
  * arithmetic only, no message, no schedule built */
 ucoll_status_t select_algorithm(ucoll_comm_t *comm, ucoll_coll_t coll, ucoll_op_t op,
                                 ucoll_dtype_t dtype, size_t count, const alg_desc_t **alg,
-                                int *param);
+                                int *param, leaders_choice_t *leaders);
+/* the comm's layout for the node-aware forms (computed once from ctx->world_host): *hosts NULL
+ * when its ranks share one host or the hosts are unknown; UCOLL_ERR_NO_MEMORY */
+ucoll_status_t comm_hosts(ucoll_comm_t *comm, const sched_hosts_t **hosts);
 /* select_algorithm's first answer: for a predefined op, auto's last choice for the same op,
  * dtype and count holds (the op is commutative and its gamma fixed); NULL when it does not
  * apply. Inline: a blocking call repeating its arguments (coll.c) asks it on every call. */

@@ -201,14 +201,22 @@ const char *cost_select_elems(ucoll_coll_t coll, int p, size_t count, size_t ele
 /* node-aware forms (cost_hier.c). cost_node_aware_serves: 1 when coll has one and the layout
  * gets it from auto: more than one host, more than one rank on some host, and consecutive
  * ranks per host for exscan, scan and a non-commutative reduce or allreduce.
- * cost_node_aware_leaders: what its leaders run among the H->nhosts of them, with its
- * parameter: the algorithm cost_select_elems picks for them (scan: exscan of the totals;
- * allgather: allgatherv, ring where the model takes ring, else bruck); NULL when none serves
- * them or the whole schedule could exceed the tag's rounds. Both the same on every rank. */
+ * cost_node_aware_plan: what its phases run, by the model of a flat call on as many ranks:
+ * the leaders, among the H->nhosts of them, the algorithm cost_select_elems picks (scan:
+ * exscan of the totals; allgather: allgatherv, ring where the model takes ring, else bruck);
+ * the local reduce and bcast (of allreduce, reduce, bcast, exscan, scan, allgather's whole
+ * result) the reduce and bcast it picks for the largest host. -1 when no leaders' algorithm
+ * serves or the whole schedule could exceed the tag's rounds. Both the same on every rank. */
+typedef struct {
+    const alg_desc_t *leaders;
+    int leaders_param;
+    const alg_desc_t *local_reduce, *local_bcast; /* NULL: binomial */
+} node_aware_plan_t;
 int cost_node_aware_serves(ucoll_coll_t coll, const sched_hosts_t *H, int commutative);
-const alg_desc_t *cost_node_aware_leaders(ucoll_coll_t coll, const sched_hosts_t *H, size_t count,
-                                          size_t elem_size, int commutative,
-                                          const cost_params_t *cost, size_t reduce_rhrd_min,
-                                          size_t allreduce_rhrd_min, int *param);
+int cost_node_aware_plan(ucoll_coll_t coll, const sched_hosts_t *H, size_t count, size_t elem_size,
+                         int commutative, const cost_params_t *cost, size_t reduce_rhrd_min,
+                         size_t allreduce_rhrd_min, node_aware_plan_t *plan);
+/* the plan into a's node-aware fields (hosts H) */
+void cost_plan_args(const node_aware_plan_t *plan, const sched_hosts_t *H, sched_args_t *a);
 
 #endif

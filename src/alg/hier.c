@@ -50,7 +50,7 @@ static int build_phase(const sched_args_t *a, const hier_phase_t *ph, int sub_ra
     sa.recv_counts = ph->recv_counts;
     sa.recv_displs = ph->recv_displs;
     sa.hosts = NULL;
-    sa.leaders_build = NULL;
+    sa.leaders_build = sa.local_reduce_build = sa.local_bcast_build = NULL;
     sa.leaders_param = 0;
     sched_init(sub);
     return ph->build(sub, &sa);

@@ -39,6 +39,16 @@ typedef struct {
     int messages_only;
 } hier_phase_t;
 
+/* the local phases' reduce and bcast: the plan's (sched_args_t), else binomial */
+static inline sched_build_fn_t hier_local_reduce(const sched_args_t *a)
+{
+    return a->local_reduce_build != NULL ? a->local_reduce_build : reduce_binomial_build;
+}
+static inline sched_build_fn_t hier_local_bcast(const sched_args_t *a)
+{
+    return a->local_bcast_build != NULL ? a->local_bcast_build : bcast_binomial_build;
+}
+
 /* -1 when a carries no layout or the layout is not a's comm's */
 int hier_me(const sched_args_t *a, hier_me_t *me);
 /* the group index of comm rank r on me's host (r must be on it) */

@@ -1,10 +1,11 @@
 /*
  * Node-aware allgather (algorithms.md 4.7): a binomial gather of each host's blocks to its first
  * rank (the host's bundle, in rank order), an allgatherv of the bundles among the leaders
- * (sched_args_t.leaders_build), then a binomial bcast of the whole result on every host.
+ * (sched_args_t.leaders_build), then a local bcast of the whole result on every host
+ * (local_bcast_build, binomial by default).
  * Invariant: after the leaders' phase every leader holds every block; where a host's ranks are
  * not consecutive the bundles arrive host by host and are copied to their ranks' places.
- * Cost: ceil(log2 n) + R_leaders(h) + ceil(log2 n) rounds; across hosts exactly the leaders'
+ * Cost: ceil(log2 n) + R_leaders(h) + R_bcast(n) rounds; across hosts exactly the leaders'
  * allgatherv of bundles (n_h blocks from host h); within a host (n-1) blocks to the leader and
  * p blocks to each rank; no (+).
  */
@@ -74,7 +75,7 @@ int hier_allgather_build(sched_t *s, const sched_args_t *a)
     }
     if (me.n > 1) {
         hier_map_default(map, 0);
-        const hier_phase_t C = {.build = bcast_binomial_build, .n = me.n, .count = p * c};
+        const hier_phase_t C = {.build = hier_local_bcast(a), .n = me.n, .count = p * c};
         if (hier_append(s, a, &C, me.local, me.members, ra + rb, map, NULL) != 0)
             goto out;
     }

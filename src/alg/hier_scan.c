@@ -5,11 +5,12 @@
  *      leader forms its host's total T (exscan: T = OUT (+) V, scan: T = OUT);
  *   2. the leaders' exscan of the totals (sched_args_t.leaders_build) into E: on host g the
  *      (+) of every rank on hosts 0..g-1;
- *   3. on hosts g >= 1, a binomial bcast of E from the leader, then OUT = E (+) OUT (exscan's
+ *   3. on hosts g >= 1, a local bcast of E from the leader (local_bcast_build, binomial by
+ *      default), then OUT = E (+) OUT (exscan's
  *      first rank of a host: OUT = E).
  * Invariant: E covers exactly the ranks below the host's first, OUT after step 1 the host's
  * ranks below (exscan) or up to (scan) this one, so E (+) OUT keeps operand order.
- * Cost: R_local(n) + R_leaders(h) + ceil(log2 n) rounds; across hosts exactly the leaders'
+ * Cost: R_local(n) + R_leaders(h) + R_bcast(n) rounds; across hosts exactly the leaders'
  * exscan on h ranks; (+) on the critical path: the local one's + 1 + the leaders' + 1.
  */
 #include "hier.h"
@@ -66,7 +67,7 @@ static int scan_phases(sched_t *s, const sched_args_t *a, int exclusive)
             hier_map_default(map, 2 * m);
             map[SCHED_BUF_OUT] = (hier_buf_t){SCHED_BUF_TMP2, m};
             const hier_phase_t C = {
-                .build = bcast_binomial_build, .n = me.n, .root = lead, .count = m};
+                .build = hier_local_bcast(a), .n = me.n, .root = lead, .count = m};
             if (hier_append(s, a, &C, me.local, me.members, ra + rb, map, NULL) != 0)
                 goto out;
         }

@@ -2,17 +2,19 @@
  * Node-aware allreduce, reduce, bcast and barrier (algorithms.md 4.7): a local phase on every
  * host, the leaders' algorithm (sched_args_t.leaders_build) among one leader per host, a local
  * phase again.
- *   allreduce  binomial reduce to each host's first rank; leaders' allreduce; binomial bcast.
- *   reduce     binomial reduce to each host's leader (the root on its host, else the first
+ *   allreduce  local reduce to each host's first rank; leaders' allreduce; local bcast.
+ *   reduce     local reduce to each host's leader (the root on its host, else the first
  *              rank); leaders' reduce to the root.
- *   bcast      leaders' bcast from the root; binomial bcast from each leader.
- *   barrier    the messages of allreduce's phases, empty, with the leaders' barrier between.
+ *   bcast      leaders' bcast from the root; local bcast from each leader.
+ *   barrier    the messages of binomial reduce and bcast, empty, around the leaders' barrier.
+ * The local reduce and bcast are sched_args_t's local_*_build (auto: by the model for the
+ * largest host, so rhrd and scatter-allgather for large vectors), binomial by default.
  * Invariant: after the first local phase a leader holds its host's reduction (its ranks are
  * consecutive when the op is not commutative, so a host's reduction is an interval and the
  * leaders, in host order, are in rank order); only the leaders' messages cross hosts.
- * Cost: ceil(log2 n) + R_leaders(h) + ceil(log2 n) rounds (n the most ranks on one host; reduce,
- * bcast: one local phase); across hosts exactly the leaders' algorithm's messages and bytes on
- * h ranks; (+) local ceil(log2 n) + the leaders'.
+ * Cost: R_reduce(n) + R_leaders(h) + R_bcast(n) rounds (n the most ranks on one host; reduce,
+ * bcast: one local phase; binomial: ceil(log2 n) each); across hosts exactly the leaders'
+ * algorithm's messages and bytes on h ranks; (+) the local reduce's + the leaders'.
  */
 #include "hier.h"
 
@@ -40,16 +42,16 @@ static int reduce_phases(sched_t *s, const sched_args_t *a, int root_rank, int e
     const int lead = hier_index_of(&me, leaders[me.host]);
     /* TMP2[0, m): the host's reduction on its leader */
     int lead_in = SCHED_BUF_IN;
-    if (hier_local_rounds(a, reduce_binomial_build, 0, m, root_rank, 0, &ra) != 0)
+    /* barrier: the message pattern of binomial trees */
+    const sched_build_fn_t reduce = messages_only ? reduce_binomial_build : hier_local_reduce(a);
+    const sched_build_fn_t bcast = messages_only ? bcast_binomial_build : hier_local_bcast(a);
+    if (hier_local_rounds(a, reduce, 0, m, root_rank, 0, &ra) != 0)
         goto out;
     if (me.n > 1) {
         hier_map_default(map, m);
         map[SCHED_BUF_OUT] = (hier_buf_t){SCHED_BUF_TMP2, 0};
-        const hier_phase_t A = {.build = reduce_binomial_build,
-                                .n = me.n,
-                                .root = lead,
-                                .count = m,
-                                .messages_only = messages_only};
+        const hier_phase_t A = {
+            .build = reduce, .n = me.n, .root = lead, .count = m, .messages_only = messages_only};
         if (hier_append(s, a, &A, me.local, me.members, 0, map, NULL) != 0)
             goto out;
         lead_in = SCHED_BUF_TMP2;
@@ -70,11 +72,8 @@ static int reduce_phases(sched_t *s, const sched_args_t *a, int root_rank, int e
     }
     if (everyone && me.n > 1) {
         hier_map_default(map, 0);
-        const hier_phase_t C = {.build = bcast_binomial_build,
-                                .n = me.n,
-                                .root = lead,
-                                .count = m,
-                                .messages_only = messages_only};
+        const hier_phase_t C = {
+            .build = bcast, .n = me.n, .root = lead, .count = m, .messages_only = messages_only};
         if (hier_append(s, a, &C, me.local, me.members, ra + rb, map, NULL) != 0)
             goto out;
     }
@@ -124,7 +123,7 @@ int hier_bcast_build(sched_t *s, const sched_args_t *a)
         goto out;
     if (me.n > 1) {
         const hier_phase_t B = {
-            .build = bcast_binomial_build, .n = me.n, .root = lead, .count = a->count};
+            .build = hier_local_bcast(a), .n = me.n, .root = lead, .count = a->count};
         if (hier_append(s, a, &B, me.local, me.members, ra, map, NULL) != 0)
             goto out;
     }

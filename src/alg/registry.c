@@ -160,15 +160,15 @@ static const alg_desc_t node_aware_algs[] = {
     {UCOLL_COLL_SCAN, "node-aware", hier_scan_build, 0, ALG_ORDER_PRESERVING | ALG_NODE_AWARE,
      "local scan, leaders' exscan of host totals, local bcast; consecutive ranks per host"},
     {UCOLL_COLL_REDUCE, "node-aware", hier_reduce_build, 0, ALG_NODE_AWARE,
-     "binomial reduce per host, leaders' reduce to the root"},
+     "local reduce per host (binomial or rhrd), leaders' reduce to the root"},
     {UCOLL_COLL_ALLREDUCE, "node-aware", hier_allreduce_build, 0, ALG_NODE_AWARE,
-     "binomial reduce per host, leaders' allreduce, binomial bcast per host"},
+     "local reduce per host, leaders' allreduce, local bcast per host (each by the model)"},
     {UCOLL_COLL_BCAST, "node-aware", hier_bcast_build, 0, ALG_NODE_AWARE,
-     "leaders' bcast, binomial bcast per host"},
+     "leaders' bcast, local bcast per host (binomial or scatter-allgather)"},
     {UCOLL_COLL_BARRIER, "node-aware", hier_barrier_build, 0, ALG_NODE_AWARE,
      "fan-in per host, leaders' barrier, fan-out per host"},
     {UCOLL_COLL_ALLGATHER, "node-aware", hier_allgather_build, 0, ALG_NODE_AWARE,
-     "binomial gather per host, leaders' allgatherv of the hosts' blocks, binomial bcast"},
+     "binomial gather per host, leaders' allgatherv of the hosts' blocks, local bcast"},
 };
 
 const alg_desc_t *alg_node_aware(ucoll_coll_t coll)

@@ -15,10 +15,15 @@
  * STATS_TEST_HOSTS=H0,H1,... (a launch across real hosts: one host index per rank) rank r runs
  * on host Hr, which the test checks against SLURM_NODEID when Slurm sets it; otherwise every
  * rank is on one host.
- * The collectives are chosen so that no rank talks to every other one (checked): a library
- * that connects every peer at init (endpoints == p - 1) fails.
+ * The collectives are chosen so that no rank talks to every other one (checked at 8 ranks and
+ * more, 16 where node-aware forms run): a library that connects every peer at init (endpoints
+ * == p - 1) fails. The node-aware forms run where the layout has more than one host and more
+ * than one rank on some host (cost_node_aware_serves), with the leaders' algorithm the
+ * library's model picks from the cost figures set here; finalize's barriers are then node-aware
+ * too.
  * Init runs one collective of its own, the comparison of the settings that must agree across
- * ranks (src/agree.h: an allreduce of AGREE_ALG), and no measurement: the test sets the cost
+ * ranks (src/agree.h: an allreduce of AGREE_ALG), on more than one host the gather of the
+ * hosts (HOSTS_GATHER_ALG), and no measurement: the test sets the cost
  * model's figures (UCOLL_ALPHA_US, UCOLL_BETA_NS_PER_BYTE, UCOLL_GAMMA_NS_PER_BYTE), and uses no
  * auto selection. With UCOLL_CHECK=1 in the environment every collective (finalize's barriers
  * included) is preceded by its comparison, another such allreduce, and the test expects those
@@ -27,6 +32,7 @@
  */
 #include "agree.h"
 #include "alg/alg.h"
+#include "alg/cost.h"
 #include "ucoll.h"
 
 #include <stdio.h>
@@ -51,6 +57,14 @@ static const call_t calls[] = {
     {UCOLL_COLL_ALLREDUCE, "recursive-doubling", 2000, 0}, /* 8000 bytes */
     {UCOLL_COLL_EXSCAN, "recursive-doubling", 5, 0},
     {UCOLL_COLL_BARRIER, "dissemination", 0, 0},
+    /* run only where the layout takes them (node_aware_runs): else "node-aware" would be
+     * auto's choice */
+    {UCOLL_COLL_ALLREDUCE, "node-aware", 7, 0},
+    {UCOLL_COLL_ALLREDUCE, "node-aware", 2000, 0},
+    {UCOLL_COLL_BCAST, "node-aware", 3000, -3},
+    {UCOLL_COLL_REDUCE, "node-aware", 100, -1},
+    {UCOLL_COLL_EXSCAN, "node-aware", 5, 0},
+    {UCOLL_COLL_BARRIER, "node-aware", 0, 0},
 };
 #define NCALLS (sizeof(calls) / sizeof(calls[0]))
 
@@ -113,6 +127,8 @@ typedef struct {
     unsigned long long messages, ring_messages;
     int tested_hosts; /* the layout: see host_of */
     int *host_map;
+    sched_hosts_t hosts; /* the same layout, as the node-aware forms see it */
+    cost_params_t cost;  /* what main sets, as the library reads it */
 } expect_t;
 
 /* the host rank r runs on (see the header) */
@@ -143,14 +159,28 @@ static int *parse_hosts(const char *list, int p)
     return map;
 }
 
-/* adds this rank's schedule of one call (as src/coll.c builds it) to what it expects */
+/* 1 when the library runs coll's node-aware form on this layout (a commutative op) */
+static int node_aware_runs(const expect_t *e, ucoll_coll_t coll)
+{
+    return cost_node_aware_serves(coll, &e->hosts, 1);
+}
+
+/* adds this rank's schedule of one call (as src/coll.c builds it) to what it expects; a
+ * node-aware one with the leaders' algorithm the library picks */
 static int add_schedule(expect_t *e, ucoll_coll_t coll, const char *name, size_t count,
                         size_t elem_size, int root, int rank, int p)
 {
     int param = 0;
     const alg_desc_t *alg = alg_lookup(coll, name, &param);
+    node_aware_plan_t plan;
     if (alg == NULL)
         return -1;
+    if (alg->flags & ALG_NODE_AWARE) {
+        const size_t elems = coll == UCOLL_COLL_BARRIER ? 0 : count;
+        if (!node_aware_runs(e, coll) ||
+            cost_node_aware_plan(coll, &e->hosts, elems, elem_size, 1, &e->cost, 0, 0, &plan) != 0)
+            return -1;
+    }
     sched_args_t a;
     memset(&a, 0, sizeof(a));
     a.rank = rank;
@@ -160,6 +190,8 @@ static int add_schedule(expect_t *e, ucoll_coll_t coll, const char *name, size_t
     a.elem_size = coll == UCOLL_COLL_BARRIER ? 1 : elem_size;
     a.param = param;
     a.commutative = 1;
+    if (alg->flags & ALG_NODE_AWARE)
+        cost_plan_args(&plan, &e->hosts, &a);
     sched_t s;
     sched_init(&s);
     if (alg->build(&s, &a) != 0) {
@@ -234,7 +266,10 @@ int main(void)
         return 1;
     }
     const int rank = ucoll_comm_rank(w), p = ucoll_comm_size(w);
-    expect_t e = {calloc((size_t)p, 1), calloc((size_t)p, 1), 0, 0, 0, NULL};
+    expect_t e;
+    memset(&e, 0, sizeof(e));
+    e.peer = calloc((size_t)p, 1);
+    e.ring_peer = calloc((size_t)p, 1);
     if (e.peer == NULL || e.ring_peer == NULL)
         return 1;
     if (env_set("UCOLL_TEST_HOSTS")) {
@@ -247,15 +282,37 @@ int main(void)
             check(atoi(getenv("SLURM_NODEID")) == e.host_map[rank], rank,
                   "SLURM_NODEID == this rank's host in STATS_TEST_HOSTS");
     }
+    int *ids = calloc((size_t)p, sizeof(int));
+    if (ids == NULL)
+        return 1;
+    for (int r = 0; r < p; r++)
+        ids[r] = host_of(&e, r);
+    check(sched_hosts_init(&e.hosts, p, ids) == 0, rank, "the layout");
+    free(ids);
+    e.cost = (cost_params_t){.alpha_us = 1, .beta_ns = 0.1, .gamma_ns = 0.5};
     const char *check_env = getenv("UCOLL_CHECK");
     const int checked = check_env != NULL && strcmp(check_env, "1") == 0 && p > 1;
-    /* init's comparison of the settings */
+    /* init's comparison of the settings; on more than one host the hosts' gather */
     check(p == 1 || add_schedule(&e, UCOLL_COLL_ALLREDUCE, AGREE_ALG, AGREE_SETTINGS_WORDS,
                                  sizeof(uint64_t), 0, rank, p) == 0,
           rank, "init agreement schedule");
+    if (e.hosts.nhosts > 1) {
+        check(add_schedule(&e, UCOLL_COLL_ALLGATHER, HOSTS_GATHER_ALG, 1, sizeof(int32_t), 0, rank,
+                           p) == 0,
+              rank, "init hosts gather schedule");
+        check(!checked || add_schedule(&e, UCOLL_COLL_ALLREDUCE, AGREE_ALG, AGREE_CHECK_WORDS,
+                                       sizeof(uint64_t), 0, rank, p) == 0,
+              rank, "the hosts gather's UCOLL_CHECK agreement schedule");
+    }
+    int node_aware_calls = 0;
     for (size_t i = 0; i < NCALLS; i++) {
         const call_t *c = &calls[i];
         const int root = ((c->root % p) + p) % p;
+        if (strcmp(c->alg, "node-aware") == 0) {
+            if (!node_aware_runs(&e, c->coll))
+                continue;
+            node_aware_calls++;
+        }
         st = run_call(w, c, root, rank, p);
         if (st != UCOLL_OK) {
             printf("stats_test rank %d: call %zu (%s %s): %s\n", rank, i, alg_coll_name(c->coll),
@@ -268,13 +325,16 @@ int main(void)
                                        sizeof(uint64_t), 0, rank, p) == 0,
               rank, "UCOLL_CHECK agreement schedule");
     }
-    /* finalize's barriers: auto on a comm of all ranks; the registry has one barrier */
+    /* finalize's barriers: auto on a comm of all ranks, the node-aware one where the layout
+     * takes it, else the registry's one barrier */
     size_t nbarrier = 0;
     const alg_desc_t *barriers = alg_list(UCOLL_COLL_BARRIER, &nbarrier);
     check(nbarrier == 1, rank, "one barrier algorithm, the one finalize runs");
+    const char *fin_barrier =
+        node_aware_runs(&e, UCOLL_COLL_BARRIER) ? "node-aware" : barriers[0].name;
     /* two of them: the second holds every rank until all are through the first */
     for (int b = 0; b < (p > 1 ? 2 : 1); b++) {
-        check(add_schedule(&e, UCOLL_COLL_BARRIER, barriers[0].name, 0, 1, 0, rank, p) == 0, rank,
+        check(add_schedule(&e, UCOLL_COLL_BARRIER, fin_barrier, 0, 1, 0, rank, p) == 0, rank,
               "finalize barrier schedule");
         check(!checked || add_schedule(&e, UCOLL_COLL_ALLREDUCE, AGREE_ALG, AGREE_CHECK_WORDS,
                                        sizeof(uint64_t), 0, rank, p) == 0,
@@ -287,8 +347,10 @@ int main(void)
     }
     check(e.peer[rank] == 0, rank, "no schedule talks to its own rank");
     /* the test can tell lazy from eager connections only if some peer is left out; below 8
-     * ranks the calls reach every peer of some rank */
-    check(p < 8 || npeers < (unsigned long long)(p - 1), rank, "some peer is never talked to");
+     * ranks the calls reach every peer of some rank, and below 16 they may where the
+     * node-aware ones run too (a leader talks to its host's ranks and to other leaders) */
+    check(p < (node_aware_calls > 0 ? 16 : 8) || npeers < (unsigned long long)(p - 1), rank,
+          "some peer is never talked to");
 
     char path[] = "/tmp/ucoll-stats.XXXXXX";
     int fd = mkstemp(path), saved = dup(2);
@@ -319,11 +381,12 @@ int main(void)
             check(v[1] == nring, rank, "rings == on-host peers sent messages of <= 4096 bytes");
         }
     }
-    printf("stats_test rank %d of %d: distinct peers %llu, messages %llu (%llu by ring), "
-           "ring peers %llu; stats: endpoints %llu rings %llu address_lookups %llu "
-           "messages_ucx %llu messages_shm %llu: %s\n",
-           rank, p, npeers, e.messages, e.ring_messages, nring, v[0], v[1], v[2], v[3], v[4],
-           g_failed == 0 ? "PASS" : "FAIL");
+    printf("stats_test rank %d of %d: %d hosts, %d node-aware calls, distinct peers %llu, "
+           "messages %llu (%llu by ring), ring peers %llu; stats: endpoints %llu rings %llu "
+           "address_lookups %llu messages_ucx %llu messages_shm %llu: %s\n",
+           rank, p, e.hosts.nhosts, node_aware_calls, npeers, e.messages, e.ring_messages, nring,
+           v[0], v[1], v[2], v[3], v[4], g_failed == 0 ? "PASS" : "FAIL");
+    sched_hosts_free(&e.hosts);
     free(e.peer);
     free(e.ring_peer);
     free(e.host_map);

@@ -56,9 +56,9 @@ static int contiguous_ids(int *id, const int *sizes, int nh)
     return p;
 }
 
-/* runs alg (node-aware or flat) on L's layout; leaders (node-aware) with lparam */
+/* runs alg (node-aware with plan, or flat with plan NULL) on L's layout */
 static int run_on(layout_run_t *L, const alg_desc_t *alg, size_t count, int root, int comm,
-                  const alg_desc_t *leaders, int lparam, symbolic_result_t *res)
+                  const node_aware_plan_t *plan, symbolic_result_t *res)
 {
     const int p = L->H.size;
     for (int r = 0; r < p; r++) {
@@ -71,10 +71,8 @@ static int run_on(layout_run_t *L, const alg_desc_t *alg, size_t count, int root
         a->elem_size = 1;
         a->commutative = comm;
         a->hosts = &L->H;
-        if (leaders != NULL) {
-            a->leaders_build = leaders->build;
-            a->leaders_param = lparam;
-        }
+        if (plan != NULL)
+            cost_plan_args(plan, &L->H, a);
     }
     return symbolic_run_args(alg, alg->coll, p, L->args, res);
 }
@@ -95,6 +93,19 @@ static int leader_serves(const alg_desc_t *l, int h, int comm)
     if (l->flags & ALG_PARAM_REQUIRED)
         return 0;
     return comm || (l->flags & ALG_ORDER_PRESERVING);
+}
+
+static const alg_desc_t *named(ucoll_coll_t coll, const char *name);
+
+/* variant 0: binomial local phases; 1: rhrd (commutative) and scatter-allgather */
+static node_aware_plan_t plan_of(const alg_desc_t *leaders, int param, int variant, int comm)
+{
+    node_aware_plan_t plan = {leaders, param, NULL, NULL};
+    if (variant == 1) {
+        plan.local_reduce = named(UCOLL_COLL_REDUCE, comm ? "rhrd" : "binomial");
+        plan.local_bcast = named(UCOLL_COLL_BCAST, "scatter-allgather");
+    }
+    return plan;
 }
 
 static int refused_layout(ucoll_coll_t coll, const sched_hosts_t *H, int comm)
@@ -123,23 +134,25 @@ static void check_layout(const int *id, int p, const char *what)
                 if (!leader_serves(&ls[li], h, comm))
                     continue;
                 const int param = (ls[li].flags & ALG_PARAM_OPTIONAL) ? 2 : ls[li].param;
-                for (int root = 0; root < (rooted ? p : 1); root++) {
-                    symbolic_result_t res;
-                    const size_t count = coll == UCOLL_COLL_ALLGATHER ? 3 : 12;
-                    const int rc = run_on(&L, na, count, root, comm, &ls[li], param, &res);
-                    if (refused_layout(coll, &L.H, comm)) {
-                        REQUIRE(rc == -1,
-                                "%s %s: %s node-aware built on a layout it cannot keep "
-                                "in order",
-                                what, alg_coll_name(coll),
-                                comm ? "commutative" : "non-commutative");
-                    } else {
-                        REQUIRE(rc == 0 && res.ok, "%s %s node-aware leaders=%s root=%d %s: %s",
-                                what, alg_coll_name(coll), ls[li].name, root,
-                                comm ? "commutative" : "non-commutative", res.error);
+                for (int v = 0; v < 2; v++)
+                    for (int root = 0; root < (rooted ? p : 1); root++) {
+                        symbolic_result_t res;
+                        const size_t count = coll == UCOLL_COLL_ALLGATHER ? 3 : 12;
+                        const node_aware_plan_t plan = plan_of(&ls[li], param, v, comm);
+                        const int rc = run_on(&L, na, count, root, comm, &plan, &res);
+                        if (refused_layout(coll, &L.H, comm)) {
+                            REQUIRE(rc == -1,
+                                    "%s %s: %s node-aware built on a layout it cannot keep "
+                                    "in order",
+                                    what, alg_coll_name(coll),
+                                    comm ? "commutative" : "non-commutative");
+                        } else {
+                            REQUIRE(rc == 0 && res.ok, "%s %s node-aware leaders=%s root=%d %s: %s",
+                                    what, alg_coll_name(coll), ls[li].name, root,
+                                    comm ? "commutative" : "non-commutative", res.error);
+                        }
+                        symbolic_result_free(&res);
                     }
-                    symbolic_result_free(&res);
-                }
             }
         }
     }
@@ -245,9 +258,8 @@ START_TEST(test_cross_host_by_hand)
     layout_init(&L, p, id);
     symbolic_result_t res;
     const alg_desc_t *na = alg_node_aware(UCOLL_COLL_ALLREDUCE);
-    REQUIRE(run_on(&L, na, 1024, 0, 1, named(UCOLL_COLL_ALLREDUCE, "rs-ag"), 0, &res) == 0 &&
-                res.ok,
-            "%s", res.error);
+    node_aware_plan_t plan = plan_of(named(UCOLL_COLL_ALLREDUCE, "rs-ag"), 0, 0, 1);
+    REQUIRE(run_on(&L, na, 1024, 0, 1, &plan, &res) == 0 && res.ok, "%s", res.error);
     for (int r = 0; r < p; r++) {
         const int leader = r % 2 == 0;
         ck_assert_uint_eq(res.rank_cross_msgs[r], leader ? 4 : 0);
@@ -258,8 +270,8 @@ START_TEST(test_cross_host_by_hand)
     ck_assert_uint_eq(res.rounds, 6);
     symbolic_result_free(&res);
 
-    REQUIRE(run_on(&L, named(UCOLL_COLL_ALLREDUCE, "recursive-doubling"), 1024, 0, 1, NULL, 0,
-                   &res) == 0 &&
+    REQUIRE(run_on(&L, named(UCOLL_COLL_ALLREDUCE, "recursive-doubling"), 1024, 0, 1, NULL, &res) ==
+                    0 &&
                 res.ok,
             "%s", res.error);
     for (int r = 0; r < p; r++) {
@@ -270,9 +282,8 @@ START_TEST(test_cross_host_by_hand)
     symbolic_result_free(&res);
 
     /* barrier: dissemination on 4 leaders, 2 rounds of one empty message each */
-    REQUIRE(run_on(&L, alg_node_aware(UCOLL_COLL_BARRIER), 0, 0, 1,
-                   named(UCOLL_COLL_BARRIER, "dissemination"), 0, &res) == 0 &&
-                res.ok,
+    plan = plan_of(named(UCOLL_COLL_BARRIER, "dissemination"), 0, 0, 1);
+    REQUIRE(run_on(&L, alg_node_aware(UCOLL_COLL_BARRIER), 0, 0, 1, &plan, &res) == 0 && res.ok,
             "%s", res.error);
     ck_assert_uint_eq(res.cross_msgs, 8);
     ck_assert_uint_eq(res.cross_bytes, 0);
@@ -281,9 +292,8 @@ START_TEST(test_cross_host_by_hand)
 
     /* bcast from rank 3: a binomial tree on 4 leaders, 3 messages of m across; rank 3 leads
      * its host, so the local tree of host 1 starts there */
-    REQUIRE(run_on(&L, alg_node_aware(UCOLL_COLL_BCAST), 100, 3, 1,
-                   named(UCOLL_COLL_BCAST, "binomial"), 0, &res) == 0 &&
-                res.ok,
+    plan = plan_of(named(UCOLL_COLL_BCAST, "binomial"), 0, 0, 1);
+    REQUIRE(run_on(&L, alg_node_aware(UCOLL_COLL_BCAST), 100, 3, 1, &plan, &res) == 0 && res.ok,
             "%s", res.error);
     ck_assert_uint_eq(res.cross_msgs, 3);
     ck_assert_uint_eq(res.cross_bytes, 300);
@@ -292,9 +302,8 @@ START_TEST(test_cross_host_by_hand)
     symbolic_result_free(&res);
 
     /* exscan: best-doubling on 2 ranks (1 round), on 4 leaders (2 rounds), a bcast (1) */
-    REQUIRE(run_on(&L, alg_node_aware(UCOLL_COLL_EXSCAN), 64, 0, 0,
-                   named(UCOLL_COLL_EXSCAN, "best-doubling"), 0, &res) == 0 &&
-                res.ok,
+    plan = plan_of(named(UCOLL_COLL_EXSCAN, "best-doubling"), 0, 0, 0);
+    REQUIRE(run_on(&L, alg_node_aware(UCOLL_COLL_EXSCAN), 64, 0, 0, &plan, &res) == 0 && res.ok,
             "%s", res.error);
     ck_assert_uint_eq(res.rounds, 4);
     /* the leaders are the hosts' last ranks; the last of them sends nothing */
@@ -332,8 +341,9 @@ START_TEST(test_cross_host_is_the_leaders)
                 const int param = (ls[li].flags & ALG_PARAM_OPTIONAL) ? 3 : ls[li].param;
                 const int root = coll == UCOLL_COLL_REDUCE || coll == UCOLL_COLL_BCAST ? p - 1 : 0;
                 symbolic_result_t res, lead;
-                REQUIRE(run_on(&L, alg_node_aware(coll), c, root, 1, &ls[li], param, &res) == 0 &&
-                            res.ok,
+                /* whatever the local phases run */
+                const node_aware_plan_t plan = plan_of(&ls[li], param, (int)(li % 2), 1);
+                REQUIRE(run_on(&L, alg_node_aware(coll), c, root, 1, &plan, &res) == 0 && res.ok,
                         "%s leaders=%s: %s", alg_coll_name(coll), ls[li].name, res.error);
                 /* the leaders alone: allgather's with each host's bundle */
                 size_t counts[8];
@@ -405,17 +415,31 @@ START_TEST(test_auto_serves)
     ck_assert_int_eq(cost_node_aware_serves(UCOLL_COLL_EXSCAN, &L.H, 1), 0);
     ck_assert_int_eq(cost_node_aware_serves(UCOLL_COLL_BCAST, &L.H, 1), 1);
     ck_assert_int_eq(cost_node_aware_serves(UCOLL_COLL_ALLGATHER, &L.H, 1), 1);
-    /* leaders: the model's choice for 4 ranks; allgather's is a v form */
+    /* each phase: the model's flat choice for as many ranks (4 leaders, 2 ranks per host);
+     * allgather's leaders run a v form, scan's an exscan of the totals */
     const cost_params_t cost = {.alpha_us = 1, .beta_ns = 0.1, .gamma_ns = 0.1};
-    int param;
-    const alg_desc_t *l =
-        cost_node_aware_leaders(UCOLL_COLL_ALLGATHER, &L.H, 8, 1, 1, &cost, 0, 0, &param);
-    REQUIRE(l != NULL && l->coll == UCOLL_COLL_ALLGATHERV, "allgather's leaders");
-    l = cost_node_aware_leaders(UCOLL_COLL_SCAN, &L.H, 8, 1, 1, &cost, 0, 0, &param);
-    REQUIRE(l != NULL && l->coll == UCOLL_COLL_EXSCAN, "scan's leaders run exscan");
-    l = cost_node_aware_leaders(UCOLL_COLL_ALLREDUCE, &L.H, 8, 1, 1, &cost, 0, 0, &param);
-    const char *flat = cost_select_elems(UCOLL_COLL_ALLREDUCE, 4, 8, 1, 1, &cost, 0, 0);
-    REQUIRE(l != NULL && strcmp(l->name, flat) == 0, "allreduce's leaders: %s", flat);
+    node_aware_plan_t plan;
+    REQUIRE(cost_node_aware_plan(UCOLL_COLL_ALLGATHER, &L.H, 8, 1, 1, &cost, 0, 0, &plan) == 0 &&
+                plan.leaders->coll == UCOLL_COLL_ALLGATHERV && plan.local_reduce == NULL,
+            "allgather's leaders");
+    REQUIRE(cost_node_aware_plan(UCOLL_COLL_SCAN, &L.H, 8, 1, 1, &cost, 0, 0, &plan) == 0 &&
+                plan.leaders->coll == UCOLL_COLL_EXSCAN,
+            "scan's leaders run exscan");
+    REQUIRE(cost_node_aware_plan(UCOLL_COLL_BARRIER, &L.H, 0, 1, 1, &cost, 0, 0, &plan) == 0 &&
+                plan.local_reduce == NULL && plan.local_bcast == NULL,
+            "barrier's local phases are fixed");
+    for (size_t m = 8; m <= ((size_t)1 << 24); m *= 64) {
+        REQUIRE(cost_node_aware_plan(UCOLL_COLL_ALLREDUCE, &L.H, m, 1, 1, &cost, 0, 0, &plan) == 0,
+                "allreduce plan");
+        const char *lead = cost_select_elems(UCOLL_COLL_ALLREDUCE, 4, m, 1, 1, &cost, 0, 0);
+        const char *red = cost_select_elems(UCOLL_COLL_REDUCE, 2, m, 1, 1, &cost, 0, 0);
+        const char *bc = cost_select_elems(UCOLL_COLL_BCAST, 2, m, 1, 1, &cost, 0, 0);
+        REQUIRE(strcmp(plan.leaders->name, lead) == 0 &&
+                    strcmp(plan.local_reduce->name, red) == 0 &&
+                    strcmp(plan.local_bcast->name, bc) == 0,
+                "allreduce m=%zu: %s/%s/%s, the model's %s/%s/%s", m, plan.leaders->name,
+                plan.local_reduce->name, plan.local_bcast->name, lead, red, bc);
+    }
     layout_free(&L);
 }
 END_TEST
