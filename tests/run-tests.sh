@@ -525,6 +525,29 @@ else
     fail "ucoll_sched -c allreduce -a auto -p 5 -m 16777216: rs-ag" "$sched_log"
 fi
 
+# ucoll_sched on a layout (algorithms.md 4.1): 4 hosts x 2 ranks, 1 KiB, the model's defaults.
+# Flat recursive doubling: every rank's partners r^2 and r^4 are on other hosts, 16 messages of
+# 1 KiB cross; node-aware: binomial on each host, recursive doubling among 4 leaders (8
+# messages of 1 KiB), binomial again: 1 + 2 + 1 rounds. exscan node-aware on a round-robin
+# layout, and node-aware without a layout, are refused (status 2).
+section "perf tools: ucoll_sched on a layout"
+sched_log="$LOGDIR/ucoll_sched_layout.log"
+env -u UCOLL_ALPHA_US -u UCOLL_BETA_NS_PER_BYTE -u UCOLL_GAMMA_NS_PER_BYTE \
+    -u UCOLL_ALLREDUCE_RHRD_MIN -u UCOLL_REDUCE_RHRD_MIN \
+    ./ucoll_sched -c allreduce -a all --hosts 4 --per-host 2 -m 1024 >"$sched_log" 2>&1
+sched_rc=$?
+./ucoll_sched -c exscan -a node-aware -p 8 --round-robin 2 >>"$sched_log" 2>&1
+rr_rc=$?
+./ucoll_sched -c allreduce -a node-aware -p 8 >>"$sched_log" 2>&1
+none_rc=$?
+if [ "$sched_rc" = 0 ] && [ "$rr_rc" = 2 ] && [ "$none_rc" = 2 ] &&
+    grep -q -E '^coll=allreduce alg=recursive-doubling p=8 bytes=1024 hosts=4 rounds=3 .* cross_msgs=16 cross_bytes=16384 ' "$sched_log" &&
+    grep -q -E '^coll=allreduce alg=node-aware p=8 bytes=1024 hosts=4 rounds=4 .* cross_msgs=8 cross_bytes=8192 max_rank_cross_msgs=2 max_rank_cross_bytes=2048 leaders=recursive-doubling local_reduce=binomial local_bcast=binomial$' "$sched_log"; then
+    pass "ucoll_sched --hosts 4 --per-host 2: flat and node-aware figures; refusals"
+else
+    fail "ucoll_sched --hosts 4 --per-host 2: flat and node-aware figures; refusals" "$sched_log"
+fi
+
 # ---------------------------------------------------------------- installed library
 section "installed library: a program built with pkg-config ucoll"
 DEST="$LOGDIR/destdir"

@@ -8,7 +8,10 @@
 #     message to another host went through UCX, every small one within a host through the
 #     rings (the layout in STATS_TEST_HOSTS, checked against SLURM_NODEID);
 #   - mp_test (barrier ordering through DIR/shared, which every host sees), mp_api_test and
-#     tests/api_user/api_user.c;
+#     tests/api_user/api_user.c; block_test's allgather, node-aware by name and by auto;
+#   - at 4 x 2 and 3 + 2 + 1 auto runs the node-aware forms (more than one host, a host of
+#     more than one rank, consecutive ranks per host): mp_test and mp_api_test check their
+#     results, stats_test their messages on each channel;
 #   - owed_test at 4 x 1 (with UCX's default protocols and with rendezvous for every message)
 #     and 4 x 2: a rank whose collective returned owes its peers nothing.
 # The layouts: 4 x 2, 4 x 1 and 3 hosts with 3 + 2 + 1 ranks.
@@ -38,7 +41,8 @@ fail() {
     tail -n 15 "$2" | sed 's/^/      /'
 }
 
-for p in tests/mp/mp_test tests/mp/mp_api_test tests/mp/stats_test tests/mp/owed_test; do
+for p in tests/mp/mp_test tests/mp/mp_api_test tests/mp/stats_test tests/mp/owed_test \
+    tests/mp/block_test; do
     [ -x "$p" ] || {
         echo "run-cluster-tests: error: $p is not built (make, then make $p)" >&2
         exit 1
@@ -98,6 +102,9 @@ for layout in "4x2;0,0,1,1,2,2,3,3;-N 4 -n 8" "4x1;0,1,2,3;-N 4 -n 4" \
         tests/mp/mp_test --expect-size "$np" --counts "$counts"
     job "mp_api_test $tag" 600 "${opts[@]}" -- tests/mp/mp_api_test --expect-size "$np"
     [ -z "$API_BIN" ] || job "api_user $tag" 300 "${opts[@]}" -- "$API_BIN" --expect-size "$np"
+    # allgather, the node-aware form named and auto's, against its flat forms
+    job "block_test allgather $tag" 300 "${opts[@]}" -- tests/mp/block_test --expect-size "$np" \
+        --colls allgather --alg-list allgather=node-aware,bruck,ring,auto
     # every peer on another host, so every message over TCP: with UCX's protocols, and with
     # rendezvous for every message; with 2 ranks per host, the default protocols
     case $tag in
