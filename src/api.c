@@ -85,6 +85,14 @@ static void comm_kill(ucoll_comm_t *comm)
     comm->magic = COMM_DEAD;
 }
 
+/* a comm comm_new just made that will not be handed out (it is ctx->comms' first) */
+static void comm_discard(ucoll_comm_t *comm)
+{
+    comm->ctx->comms = comm->next;
+    comm_kill(comm);
+    free(comm);
+}
+
 /* the router's look-up of a peer's published blob, on its first use */
 static ucoll_status_t lookup_peer(void *arg, int peer, void **blob, size_t *len)
 {
@@ -124,7 +132,7 @@ static ucoll_status_t gather_hosts(ucoll_ctx_t *ctx, int host_leader)
     }
     _Static_assert(sizeof(int32_t) == sizeof(int), "the table is used as int");
     ctx->world_host = (int *)all;
-    return UCOLL_OK;
+    return comm_init_hosts(ctx->world);
 }
 
 /* init: which ranks share this host (PMIx tells; OOB: one allgather), the UCX contexts and the
@@ -406,6 +414,8 @@ static ucoll_status_t finalize_locked(ucoll_comm_t *world)
     ucoll_comm_t *fin = comm_new(ctx, world->rank, world->size, FINALIZE_COMM_ID);
     if (fin != NULL) {
         memcpy(fin->world_rank, world->world_rank, (size_t)world->size * sizeof(int));
+        /* (out of memory: a flat barrier here; if others ran node-aware, a timeout) */
+        (void)comm_init_hosts(fin);
         st = ucoll_barrier(fin);
         /* A rank through the barrier knows that all have entered it, not that its own last
          * messages have arrived: closing its endpoints now could drop them (a network
@@ -634,6 +644,11 @@ static ucoll_status_t comm_split_locked(ucoll_comm_t *comm, int color, int key,
     }
     for (int i = 0; i < n; i++)
         nc->world_rank[i] = comm->world_rank[members[i].rank];
+    if ((st = comm_init_hosts(nc)) != UCOLL_OK) {
+        ctx->comm_ids_used[id / 64] &= ~(UINT64_C(1) << (id % 64));
+        comm_discard(nc);
+        goto out;
+    }
     memcpy(nc->alg, comm->alg, sizeof(nc->alg));
     *newcomm = nc;
 out:
@@ -676,12 +691,16 @@ static ucoll_status_t comm_shrink_locked(ucoll_comm_t *comm, ucoll_comm_t **newc
         free(failed);
         return UCOLL_ERR_NO_MEMORY;
     }
-    ctx->comm_ids_used[id / 64] |= bit;
     for (int i = 0, k = 0; i < comm->size; i++)
         if (!(failed[i / 64] >> (i % 64) & 1))
             nc->world_rank[k++] = comm->world_rank[i];
-    memcpy(nc->alg, comm->alg, sizeof(nc->alg));
     free(failed);
+    if ((st = comm_init_hosts(nc)) != UCOLL_OK) {
+        comm_discard(nc);
+        return st;
+    }
+    ctx->comm_ids_used[id / 64] |= bit;
+    memcpy(nc->alg, comm->alg, sizeof(nc->alg));
     *newcomm = nc;
     return UCOLL_OK;
 }

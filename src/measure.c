@@ -75,8 +75,15 @@ ucoll_status_t measure_cost_model(ucoll_ctx_t *ctx)
         if (buf == NULL)
             return UCOLL_ERR_NO_MEMORY;
         const double rounds = sched_ceil_log2((uint64_t)world->size);
+        /* timed as the flat binomial tree the formula assumes, whatever auto or
+         * UCOLL_BCAST_ALG would run (node-aware on more than one host) */
+        int param = 0;
+        const alg_choice_t chosen = world->alg[UCOLL_COLL_BCAST];
+        world->alg[UCOLL_COLL_BCAST] =
+            (alg_choice_t){alg_lookup(UCOLL_COLL_BCAST, "binomial", &param), param};
         double t_small = time_bcast(world, buf, 8, 11);
         double t_big = time_bcast(world, buf, big, 5);
+        world->alg[UCOLL_COLL_BCAST] = chosen;
         free(buf);
         mine[0] = t_small * 1e6 / rounds;
         mine[1] = (t_big - t_small) * 1e9 / (rounds * big);

@@ -55,11 +55,10 @@ static ucoll_status_t select_node_aware(ucoll_comm_t *comm, ucoll_coll_t coll, u
                                         size_t elems, int commutative, const cost_params_t *cost,
                                         const alg_desc_t **alg, leaders_choice_t *leaders)
 {
-    const sched_hosts_t *H;
-    const ucoll_status_t st = comm_hosts(comm, &H);
+    const sched_hosts_t *H = comm->hosts;
     *alg = NULL;
-    if (st != UCOLL_OK || !cost_node_aware_serves(coll, H, commutative))
-        return st;
+    if (!cost_node_aware_serves(coll, H, commutative))
+        return UCOLL_OK;
     const ucoll_config_t *cfg = &comm->ctx->cfg;
     if (cost_node_aware_plan(coll, H, elems, dtype_size(dtype), commutative, cost,
                              cfg->reduce_rhrd_min, cfg->allreduce_rhrd_min, leaders) == 0)
@@ -168,37 +167,33 @@ void select_comm_cleanup(ucoll_comm_t *comm)
         sched_hosts_free(comm->hosts);
     free(comm->hosts);
     comm->hosts = NULL;
-    comm->hosts_known = 0;
 }
 
-ucoll_status_t comm_hosts(ucoll_comm_t *comm, const sched_hosts_t **hosts)
+ucoll_status_t comm_init_hosts(ucoll_comm_t *comm)
 {
     const int *world_host = comm->ctx->world_host;
-    if (!comm->hosts_known && world_host != NULL && comm->size > 1) {
-        int *id = malloc((size_t)comm->size * sizeof(int));
-        sched_hosts_t *H = malloc(sizeof(*H));
-        if (id == NULL || H == NULL) {
-            free(id);
-            free(H);
-            return UCOLL_ERR_NO_MEMORY;
-        }
-        for (int r = 0; r < comm->size; r++)
-            id[r] = world_host[comm->world_rank[r]];
-        const int rc = sched_hosts_init(H, comm->size, id);
+    if (world_host == NULL || comm->size <= 1)
+        return UCOLL_OK; /* one host, or hosts unknown: flat */
+    int *id = malloc((size_t)comm->size * sizeof(int));
+    sched_hosts_t *H = malloc(sizeof(*H));
+    if (id == NULL || H == NULL) {
         free(id);
-        if (rc != 0) {
-            free(H);
-            return UCOLL_ERR_NO_MEMORY;
-        }
-        if (H->nhosts > 1) {
-            comm->hosts = H;
-        } else {
-            sched_hosts_free(H);
-            free(H);
-        }
+        free(H);
+        return UCOLL_ERR_NO_MEMORY;
     }
-    /* (world_host is known from init on, before any comm but world is made) */
-    comm->hosts_known = world_host != NULL || comm->size <= 1;
-    *hosts = comm->hosts;
+    for (int r = 0; r < comm->size; r++)
+        id[r] = world_host[comm->world_rank[r]];
+    const int rc = sched_hosts_init(H, comm->size, id);
+    free(id);
+    if (rc != 0) {
+        free(H);
+        return UCOLL_ERR_NO_MEMORY;
+    }
+    if (H->nhosts > 1) {
+        comm->hosts = H;
+    } else {
+        sched_hosts_free(H);
+        free(H);
+    }
     return UCOLL_OK;
 }

@@ -75,9 +75,8 @@ struct ucoll_comm {
     /* active requests in start order: the oldest one bounds the next start (tag.h) */
     struct ucoll_request *oldest, *newest;
     alg_choice_t alg[UCOLL_NCOLLS];
-    /* which host each rank runs on (comm_hosts): NULL with hosts_known = 1 on one host */
+    /* which host each rank runs on (comm_init_hosts); NULL: one host, or unknown */
     sched_hosts_t *hosts;
-    int hosts_known;
     /* requests of blocking calls, most recently used first, each keeping its schedule and
      * scratch: a program alternating collectives, roots or sizes rebuilds nothing */
     ucoll_request_t *blocking[COMM_BLOCKING_CACHE];
@@ -233,9 +232,10 @@ int coll_comm_has_requests(const ucoll_comm_t *comm);
 ucoll_status_t select_algorithm(ucoll_comm_t *comm, ucoll_coll_t coll, ucoll_op_t op,
                                 ucoll_dtype_t dtype, size_t count, const alg_desc_t **alg,
                                 int *param, leaders_choice_t *leaders);
-/* the comm's layout for the node-aware forms (computed once from ctx->world_host): *hosts NULL
- * when its ranks share one host or the hosts are unknown; UCOLL_ERR_NO_MEMORY */
-ucoll_status_t comm_hosts(ucoll_comm_t *comm, const sched_hosts_t **hosts);
+/* the comm's layout for the node-aware forms, from ctx->world_host and its world ranks, made
+ * where the comm is (a failure fails that call, not a later collective on one rank only):
+ * comm->hosts stays NULL when its ranks share one host or the hosts are unknown */
+ucoll_status_t comm_init_hosts(ucoll_comm_t *comm);
 /* select_algorithm's first answer: for a predefined op, auto's last choice for the same op,
  * dtype and count holds (the op is commutative and its gamma fixed); NULL when it does not
  * apply. Inline: a blocking call repeating its arguments (coll.c) asks it on every call. */

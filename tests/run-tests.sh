@@ -259,6 +259,11 @@ else
     mp "mp_test np=4 as 2 hosts" 4 600 "UCOLL_TEST_HOSTS=2" "${BIG[@]}"
     mp "mp_test np=7 as 3 hosts UCX_RNDV_THRESH=0" 7 900 \
         "UCOLL_TEST_HOSTS=3 UCX_RNDV_THRESH=0" "${BIG[@]}"
+    # the node-aware forms: on the round robin above those that need no rank order; on world
+    # ordered host by host (--host-order) exscan, scan and the non-commutative op's too, over
+    # an uneven layout (3 + 3 + 2)
+    mp "mp_test np=8 as 3 hosts, ranks host by host" 8 900 "UCOLL_TEST_HOSTS=3" \
+        --host-order 3 "${BIG[@]}"
     # small on-host messages through UCX instead of ucoll's shared-memory rings
     mp "mp_test np=5 UCOLL_SHM=0" 5 600 "UCOLL_SHM=0" "${BIG[@]}"
     # UCX peer error handling on every endpoint (TCP on one host)

@@ -216,6 +216,9 @@ int cost_node_aware_serves(ucoll_coll_t coll, const sched_hosts_t *H, int commut
 int cost_node_aware_plan(ucoll_coll_t coll, const sched_hosts_t *H, size_t count, size_t elem_size,
                          int commutative, const cost_params_t *cost, size_t reduce_rhrd_min,
                          size_t allreduce_rhrd_min, node_aware_plan_t *plan);
+/* the most rounds a schedule of plan on H can have (every phase's cost_rounds_bound; the
+ * executor relies on it instead of cost_fits_tag) */
+unsigned cost_node_aware_bound(const node_aware_plan_t *plan, const sched_hosts_t *H);
 /* the plan into a's node-aware fields (hosts H) */
 void cost_plan_args(const node_aware_plan_t *plan, const sched_hosts_t *H, sched_args_t *a);
 

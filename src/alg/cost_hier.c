@@ -54,13 +54,11 @@ int cost_node_aware_plan(ucoll_coll_t coll, const sched_hosts_t *H, size_t count
     }
     if (plan->leaders == NULL)
         return -1;
-    unsigned local = 0; /* the local phases' rounds at most */
     if (coll == UCOLL_COLL_ALLREDUCE || coll == UCOLL_COLL_REDUCE) {
         plan->local_reduce = model_pick(UCOLL_COLL_REDUCE, n, lcount, elem_size, commutative, cost,
                                         rmin, amin, &unused);
         if (plan->local_reduce == NULL)
             return -1;
-        local += cost_rounds_bound(plan->local_reduce, 0, n);
     }
     if (coll != UCOLL_COLL_REDUCE && coll != UCOLL_COLL_BARRIER) {
         const size_t whole = coll == UCOLL_COLL_ALLGATHER ? lcount * (size_t)H->size : lcount;
@@ -68,13 +66,23 @@ int cost_node_aware_plan(ucoll_coll_t coll, const sched_hosts_t *H, size_t count
             model_pick(UCOLL_COLL_BCAST, n, whole, elem_size, 1, cost, rmin, amin, &unused);
         if (plan->local_bcast == NULL)
             return -1;
-        local += cost_rounds_bound(plan->local_bcast, 0, n);
     }
-    /* the fixed ones: binomial fan-in/out and gather, doubling scans: ceil(log2 n) each */
-    local += 2 * sched_ceil_log2((uint64_t)n) + 1;
-    if (local + cost_rounds_bound(plan->leaders, plan->leaders_param, h) > COST_MAX_ROUNDS)
+    if (cost_node_aware_bound(plan, H) > COST_MAX_ROUNDS)
         return -1; /* the tag's round field: the same verdict on every rank */
     return 0;
+}
+
+unsigned cost_node_aware_bound(const node_aware_plan_t *plan, const sched_hosts_t *H)
+{
+    const int n = H->max_per_host;
+    unsigned rounds = cost_rounds_bound(plan->leaders, plan->leaders_param, H->nhosts);
+    if (plan->local_reduce != NULL)
+        rounds += cost_rounds_bound(plan->local_reduce, 0, n);
+    if (plan->local_bcast != NULL)
+        rounds += cost_rounds_bound(plan->local_bcast, 0, n);
+    /* the fixed ones: binomial fan-in/out and gather, doubling scans, ceil(log2 n) each, and
+     * a non-commutative binomial reduce's forwarding round */
+    return rounds + 2 * sched_ceil_log2((uint64_t)n) + 1;
 }
 
 void cost_plan_args(const node_aware_plan_t *plan, const sched_hosts_t *H, sched_args_t *a)

@@ -1,6 +1,6 @@
 /*
- * Node-aware allgather (algorithms.md 4.7): a binomial gather of each host's blocks to its first
- * rank (the host's bundle, in rank order), an allgatherv of the bundles among the leaders
+ * Node-aware allgather (docs/algorithms.md 4.1): a binomial gather of each host's blocks to its
+ * first rank (the host's bundle, in rank order), an allgatherv of the bundles among the leaders
  * (sched_args_t.leaders_build), then a local bcast of the whole result on every host
  * (local_bcast_build, binomial by default).
  * Invariant: after the leaders' phase every leader holds every block; where a host's ranks are

@@ -1,5 +1,5 @@
 /*
- * Node-aware exscan and scan (algorithms.md 4.7), for layouts whose hosts hold consecutive
+ * Node-aware exscan and scan (docs/algorithms.md 4.1), for layouts whose hosts hold consecutive
  * ranks (the builders refuse others). Each host's leader is its last rank.
  *   1. local exscan (best-doubling) or scan (doubling) among the host's n ranks, into OUT; the
  *      leader forms its host's total T (exscan: T = OUT (+) V, scan: T = OUT);

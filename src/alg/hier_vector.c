@@ -1,5 +1,5 @@
 /*
- * Node-aware allreduce, reduce, bcast and barrier (algorithms.md 4.7): a local phase on every
+ * Node-aware allreduce, reduce, bcast and barrier (docs/algorithms.md 4.1): a local phase on every
  * host, the leaders' algorithm (sched_args_t.leaders_build) among one leader per host, a local
  * phase again.
  *   allreduce  local reduce to each host's first rank; leaders' allreduce; local bcast.

@@ -1005,13 +1005,14 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: mp_test --expect-size N [--colls LIST] [--algs LIST]\n"
                "               [--alg-list COLL=LIST]... [--counts LIST] [--combos LIST]\n"
-               "               [--big-combos LIST] [--verbose]\n"
+               "               [--big-combos LIST] [--host-order H] [--verbose]\n"
                "  LIST is comma-separated.\n"
                "  --colls   exscan,scan,reduce,allreduce,bcast,barrier,errors,nonblocking,split"
                " (default all)\n"
                "  --algs    algorithm names to run, e.g. linear,doubling:3,auto (default all)\n"
                "  --alg-list COLL=ALG,...  the algorithms of COLL (repeatable; default: built in)\n"
                "  --counts  element counts (default 0,1,7,1000,100000)\n"
+               "  --host-order H  run on world's ranks ordered by r %% H (UCOLL_TEST_HOSTS=H)\n"
                "  --combos  dtype-op pairs (default all):");
     for (int k = 0; k < K_NKINDS; k++)
         fprintf(f, "%s%s", k ? "," : " ", combos[k].name);
@@ -1023,6 +1024,7 @@ int main(int argc, char **argv)
     static ctx_t ctx;
     ctx_t *c = &ctx;
     int expect_size = -1;
+    int host_order = 0; /* --host-order H: the cases run on world reordered host by host */
     char *counts_arg = NULL;
     const size_t default_counts[] = {0, 1, 7, 1000, 100000};
 
@@ -1050,6 +1052,8 @@ int main(int argc, char **argv)
             c->nalgs = split_list(v, c->algs, MAX_LIST);
         else if (strcmp(a, "--counts") == 0)
             counts_arg = v;
+        else if (strcmp(a, "--host-order") == 0)
+            host_order = atoi(v);
         else if (strcmp(a, "--alg-list") == 0) {
             char *eq = strchr(v, '=');
             int coll = -1;
@@ -1072,8 +1076,8 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (expect_size < 1) {
-        fprintf(stderr, "mp_test: --expect-size N (N >= 1) is required\n");
+    if (expect_size < 1 || host_order < 0) {
+        fprintf(stderr, "mp_test: --expect-size N (N >= 1) is required; --host-order H >= 1\n");
         return 2;
     }
     if (counts_arg != NULL) {
@@ -1105,6 +1109,21 @@ int main(int argc, char **argv)
                 "ucoll_comm_size = %d, expected %d\n",
                 c->rank, c->size, expect_size);
         return 1; /* no finalize: the other ranks may not agree on who is there */
+    }
+
+    /* --host-order H with UCOLL_TEST_HOSTS=H (rank r on host r % H): the cases run on world's
+     * ranks ordered host by host, the layout on which the node-aware exscan and scan, and
+     * reduce and allreduce with the non-commutative op, run (not on world's round robin) */
+    ucoll_comm_t *world = c->comm;
+    if (host_order > 0) {
+        st = ucoll_comm_split(world, 0, (c->rank % host_order) * c->size + c->rank, &c->comm);
+        if (st != UCOLL_OK) {
+            fprintf(stderr, "mp_test: FATAL: the split by host: %s\n", ucoll_strerror(st));
+            return 1;
+        }
+        c->rank = ucoll_comm_rank(c->comm);
+        if (c->rank == 0)
+            printf("mp_test: world ordered host by host (%d hosts)\n", host_order);
     }
 
     c->send = malloc(c->maxbytes);
@@ -1214,7 +1233,11 @@ int main(int argc, char **argv)
 
     if (c->user_op_ok)
         ucoll_op_free(affine);
-    st = ucoll_finalize(c->comm);
+    if (c->comm != world && ucoll_comm_free(c->comm) != UCOLL_OK) {
+        printf("FAIL rank %d: ucoll_comm_free of the split by host\n", c->rank);
+        ok = 0;
+    }
+    st = ucoll_finalize(world);
     if (st != UCOLL_OK) {
         printf("FAIL rank %d: ucoll_finalize: %s\n", c->rank, ucoll_strerror(st));
         ok = 0;

@@ -3,7 +3,7 @@
  * every form's result on contiguous, uneven, round-robin and random layouts with every leaders'
  * algorithm that serves the hosts, commutative and not, every root of the rooted ones; the
  * messages and bytes that cross hosts against the leaders' algorithm run alone on one rank per
- * host and against figures worked out by hand (algorithms.md 4.7); the rounds; the flat forms'
+ * host and against figures worked out by hand (docs/algorithms.md 4.1); the rounds; the flat forms'
  * cross-host figures on a layout; and where auto takes a node-aware form.
  */
 #include "alg/alg.h"
@@ -444,6 +444,53 @@ START_TEST(test_auto_serves)
 }
 END_TEST
 
+/* the executor trusts the plan's bound instead of cost_fits_tag: every schedule of an accepted
+ * plan stays within it (and so within the tag's 255 rounds), and plans past it are refused */
+START_TEST(test_round_bound)
+{
+    const cost_params_t cost = {.alpha_us = 1, .beta_ns = 0.1, .gamma_ns = 0.1};
+    static const int hosts[] = {2, 5, 64, 127, 200, 250};
+    static const size_t counts[] = {1, 4096, (size_t)1 << 20, (size_t)1 << 24};
+    int refused = 0, accepted = 0;
+    for (size_t hi = 0; hi < sizeof(hosts) / sizeof(hosts[0]); hi++)
+        for (int k = 2; k <= 3; k++) {
+            int id[750];
+            const int p = hosts[hi] * k;
+            for (int r = 0; r < p; r++)
+                id[r] = r / k;
+            layout_run_t L;
+            layout_init(&L, p, id);
+            for (size_t ci = 0; ci < NCOLLS; ci++)
+                for (size_t mi = 0; mi < sizeof(counts) / sizeof(counts[0]); mi++) {
+                    const ucoll_coll_t coll = hier_colls[ci];
+                    /* allgather's count is one block: keep the whole result moderate */
+                    const size_t m =
+                        coll == UCOLL_COLL_ALLGATHER ? counts[mi] / 256 + 1 : counts[mi];
+                    node_aware_plan_t plan;
+                    if (cost_node_aware_plan(coll, &L.H, m, 1, 1, &cost, 0, 0, &plan) != 0) {
+                        refused++;
+                        continue;
+                    }
+                    accepted++;
+                    const unsigned bound = cost_node_aware_bound(&plan, &L.H);
+                    REQUIRE(bound <= 255, "%s h=%d: an accepted plan of %u rounds",
+                            alg_coll_name(coll), hosts[hi], bound);
+                    if (p > 400 && coll == UCOLL_COLL_ALLGATHER)
+                        continue; /* (a symbolic run of p^2 blocks: the smaller layouts do) */
+                    symbolic_result_t res;
+                    REQUIRE(
+                        run_on(&L, alg_node_aware(coll), m, p - 1, 1, &plan, &res) == 0 && res.ok,
+                        "%s h=%d k=%d m=%zu: %s", alg_coll_name(coll), hosts[hi], k, m, res.error);
+                    REQUIRE(res.rounds <= bound, "%s h=%d k=%d m=%zu: %u rounds, bound %u",
+                            alg_coll_name(coll), hosts[hi], k, m, res.rounds, bound);
+                    symbolic_result_free(&res);
+                }
+            layout_free(&L);
+        }
+    REQUIRE(refused > 0 && accepted > refused, "refused %d, accepted %d", refused, accepted);
+}
+END_TEST
+
 START_TEST(test_hosts_numbering)
 {
     const int id[] = {7, 3, 7, 9, 3, 9, 9};
@@ -477,6 +524,7 @@ int main(void)
     tcase_add_test(tc, test_hosts_numbering);
     tcase_add_test(tc, test_auto_serves);
     tcase_add_test(tc, test_cross_host_by_hand);
+    tcase_add_test(tc, test_round_bound);
     tcase_add_test(tc, test_cross_host_is_the_leaders);
     tcase_add_test(tc, test_contiguous_layouts);
     tcase_add_test(tc, test_round_robin_and_random_layouts);
