@@ -411,12 +411,21 @@ static ucoll_status_t finalize_locked(ucoll_comm_t *world)
      * inside one (which would then get UCOLL_ERR_TRUNCATED instead of the failure). */
     const double timeout = ctx->cfg.timeout_s, start = now_seconds();
     ucoll_status_t st = UCOLL_ERR_NO_MEMORY, st2 = UCOLL_OK;
+    /* UCOLL_STATS' messages: as after the first barrier. The second may be cut short by peers
+     * that already left (their endpoints' errors end it at once), skipping its later sends:
+     * what it sends is not a count any rank could know. It talks to the first's peers only. */
+    tp_stats_t sent;
+    int counted = 0;
     ucoll_comm_t *fin = comm_new(ctx, world->rank, world->size, FINALIZE_COMM_ID);
     if (fin != NULL) {
         memcpy(fin->world_rank, world->world_rank, (size_t)world->size * sizeof(int));
-        /* (out of memory: a flat barrier here; if others ran node-aware, a timeout) */
-        (void)comm_init_hosts(fin);
+        /* flat (no comm_init_hosts): a dissemination barrier posts every send whatever its
+         * receives meet, so the second one, cut short by a peer that already left (its last
+         * messages lost with its endpoints), still sent all it had to; a node-aware one would
+         * skip its fan-out and leave its host's ranks waiting */
         st = ucoll_barrier(fin);
+        tp_get_stats(ctx->tp, &sent);
+        counted = 1;
         /* A rank through the barrier knows that all have entered it, not that its own last
          * messages have arrived: closing its endpoints now could drop them (a network
          * endpoint closed by force discards what it still queues), failing a peer's barrier.
@@ -473,11 +482,14 @@ static ucoll_status_t finalize_locked(ucoll_comm_t *world)
     ctx->comms = ctx->freed_head = ctx->freed_tail = NULL;
     tp_stats_t ts;
     tp_get_stats(ctx->tp, &ts);
-    if (ctx->cfg.stats) /* after the finalize barrier: it counts like any other collective */
+    if (!counted)
+        sent = ts;
+    if (ctx->cfg.stats) /* the first finalize barrier counts like any other collective */
         fprintf(stderr,
                 "ucoll stats rank %d: endpoints %llu, rings %llu, address_lookups %llu, "
                 "messages_ucx %llu, messages_shm %llu\n",
-                ctx->bs->rank, ts.endpoints, ts.rings, ctx->bs->lookups, ts.sent_ucx, ts.sent_shm);
+                ctx->bs->rank, ts.endpoints, ts.rings, ctx->bs->lookups, sent.sent_ucx,
+                sent.sent_shm);
     if (getenv("UCOLL_TEST_SHM_COUNTS") != NULL) /* tests: was the on-host channel used */
         fprintf(stderr, "ucoll: rank %d shm sent %llu received %llu unexpected %llu\n",
                 ctx->bs->rank, ts.shm_sent, ts.shm_received, ts.shm_unexpected);
