@@ -12,8 +12,9 @@
 #     decision to anyone, else once; with one victim, exactly once;
 #   - ucoll_finalize returned within 7 s (it waits up to 2 s for the other survivors);
 #   - the log holds no sanitizer report (for a --bin built with ASan/UBSan).
-# --finalize-only: the victim dies right after ucoll_init, before anyone talked to it, and the
-# survivors call ucoll_finalize at once without UCOLL_TIMEOUT: each must get PEER_FAILED from
+# --finalize-only: the victim dies once every rank's ucoll_init has returned (the ranks wait on
+# each other's records, not on time), before anyone talked to it, and the survivors call
+# ucoll_finalize once it is gone, without UCOLL_TIMEOUT: each must get PEER_FAILED from
 # it within the same 7 s (some of them never talked to the victim: they learn of it only
 # through the others).
 # Prints one line per launch and a last line "shrink np=N victims=K: ... verdict: PASS|FAIL";

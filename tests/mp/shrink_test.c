@@ -31,8 +31,9 @@
  *   DIR/rank-R     rank=R status=NAME shrinks=S final_size=N members_ok=0|1 ops=N wrong=W
  *                  shrink_s=SECONDS (spent in ucoll_comm_shrink)
  *                  then, after ucoll_finalize: fin_status=NAME fin_s=SECONDS
- * (--finalize-only: the victim dies right after ucoll_init; the others call ucoll_finalize at
- * once, with UCOLL_TIMEOUT unset, and record only rank=R finalize_only=1 and the fin line)
+ * (--finalize-only: the victim dies once every rank has returned from ucoll_init, seen by the
+ * pid records; the others call ucoll_finalize once it is gone, with UCOLL_TIMEOUT unset, and
+ * record only rank=R finalize_only=1 and the fin line)
  * status: the first error that ended the test for this rank (UCOLL_OK if none); members_ok:
  * the final communicator's members, gathered from it, are exactly the non-victims in order.
  */
@@ -41,6 +42,7 @@
 
 #include <ucoll.h>
 
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
@@ -91,6 +93,59 @@ static int is_victim(int r)
         if (victims[v].rank == r)
             return 1;
     return 0;
+}
+
+static int record_exists(const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    return access(path, F_OK) == 0;
+}
+
+/* the number a record file holds (a pid), or -1 while it is absent or not yet written */
+static long record_number(const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *f = fopen(path, "r");
+    long v = -1;
+    if (f != NULL) {
+        if (fscanf(f, "%ld", &v) != 1)
+            v = -1;
+        fclose(f);
+    }
+    return v;
+}
+
+/* --finalize-only's order of events, by the records rather than by time (a rank that lags
+ * under load would otherwise still be in ucoll_init when the victim dies, and ucoll_init may
+ * then rightly fail): the victim dies once every rank's pid record says its ucoll_init has
+ * returned; the survivors call ucoll_finalize once the victim's process is gone. Each wait is
+ * bounded (60 s); past it the test goes on and its checks decide. */
+static void wait_for_all_inits(void)
+{
+    const double until = now_s() + 60;
+    for (int r = 0; r < world_size && now_s() < until; r++) {
+        char name[64];
+        snprintf(name, sizeof(name), "pid-%d", r);
+        while (!record_exists(name) && now_s() < until)
+            nanosleep(&(struct timespec){0, 5000000}, NULL);
+    }
+}
+
+static void wait_for_victims_gone(void)
+{
+    const double until = now_s() + 60;
+    for (int v = 0; v < nvictims; v++) {
+        char name[64];
+        snprintf(name, sizeof(name), "victim-%d", victims[v].rank);
+        while (!record_exists(name) && now_s() < until)
+            nanosleep(&(struct timespec){0, 5000000}, NULL);
+        snprintf(name, sizeof(name), "pid-%d", victims[v].rank);
+        const long pid = record_number(name);
+        while (pid > 0 && now_s() < until && (kill((pid_t)pid, 0) == 0 || errno != ESRCH))
+            nanosleep(&(struct timespec){0, 5000000}, NULL);
+    }
 }
 
 static void die(const victim_t *v, long iter)
@@ -375,9 +430,11 @@ int main(int argc, char **argv)
     write_record(name, text);
     const victim_t *mine = my_plan();
     if (finalize_only) {
-        if (mine != NULL)
+        if (mine != NULL) {
+            wait_for_all_inits();
             die(mine, -1);
-        nanosleep(&(struct timespec){0, 300000000}, NULL); /* (the victim is gone) */
+        }
+        wait_for_victims_gone();
         const double t0 = now_s();
         st = ucoll_finalize(world);
         snprintf(text, sizeof(text), "rank=%d finalize_only=1\nfin_status=%s fin_s=%.3f\n",
