@@ -39,7 +39,8 @@ cd -P "$HERE/../.." || exit 2
 }
 TIMEOUT_S=5
 # srun ends the step this long after its first task exits: after a cut link the survivors'
-# error comes at UCOLL_TIMEOUT and finalize takes about as long again; after a kill, a moment
+# errors come 5-8 s after the cut and their finalize takes up to UCOLL_TIMEOUT more (the cut
+# host's tasks never report their end); after a kill, a moment
 WAIT_S=5
 [ "$KIND" = link ] && WAIT_S=20
 BOUND=$((TIMEOUT_S + 5))
