@@ -64,7 +64,8 @@ wait_idle() {
             if [ $((n % 5)) = 0 ]; then
                 reason=$(x h1 sinfo -h -n "$1" -o %E 2>/dev/null)
                 echo "run-host-faults: $1 is '$st' ($reason): resuming it"
-                x h1 scontrol update nodename="$1" state=resume &&
+                # (refused if the host came back meanwhile: the next look sees it idle)
+                x h1 scontrol update nodename="$1" state=resume 2>/dev/null &&
                     resumed=$((resumed + 1))
             fi
             n=$((n + 1))
