@@ -395,6 +395,19 @@ UCOLL_EXPORT ucoll_status_t ucoll_init_thread(const ucoll_oob_t *oob, ucoll_thre
     return st;
 }
 
+/* a barrier on finalize's comm; bounded: waiting FINALIZE_SYNC_S per round at most (within
+ * UCOLL_TIMEOUT) */
+static ucoll_status_t finalize_barrier(ucoll_comm_t *fin, int bounded)
+{
+    ucoll_ctx_t *ctx = fin->ctx;
+    const double saved = ctx->cfg.timeout_s;
+    if (bounded)
+        ctx->cfg.timeout_s = saved > 0 && saved < FINALIZE_SYNC_S ? saved : FINALIZE_SYNC_S;
+    const ucoll_status_t st = ucoll_barrier(fin);
+    ctx->cfg.timeout_s = saved;
+    return st;
+}
+
 static ucoll_status_t finalize_locked(ucoll_comm_t *world)
 {
     if (world == NULL)
@@ -419,11 +432,12 @@ static ucoll_status_t finalize_locked(ucoll_comm_t *world)
     ucoll_comm_t *fin = comm_new(ctx, world->rank, world->size, FINALIZE_COMM_ID);
     if (fin != NULL) {
         memcpy(fin->world_rank, world->world_rank, (size_t)world->size * sizeof(int));
-        /* flat (no comm_init_hosts): a dissemination barrier posts every send whatever its
-         * receives meet, so the second one, cut short by a peer that already left (its last
-         * messages lost with its endpoints), still sent all it had to; a node-aware one would
-         * skip its fan-out and leave its host's ranks waiting */
-        st = ucoll_barrier(fin);
+        /* flat (no comm_init_hosts): where the second barrier meets a peer that already left,
+         * a node-aware one would skip its fan-out and keep its host's ranks waiting out the
+         * limit. After a failure on world (a peer dead or unreachable) this first one rarely
+         * completes: it is the survivors' try to leave together, bounded like their agreement
+         * below, instead of a full UCOLL_TIMEOUT more for a host that does not answer */
+        st = finalize_barrier(fin, world->revoked || tp_any_peer_failed(ctx->tp));
         tp_get_stats(ctx->tp, &sent);
         counted = 1;
         /* A rank through the barrier knows that all have entered it, not that its own last
@@ -434,12 +448,8 @@ static ucoll_status_t finalize_locked(ucoll_comm_t *world)
          * own end may meet peers that left already: its result is not finalize's, and it
          * waits FINALIZE_SYNC_S per round at most. When it fails, what it leaves queued to
          * peers that left is closed by force, and the fence is skipped as after a failure. */
-        if (st == UCOLL_OK && world->size > 1) {
-            const double saved = ctx->cfg.timeout_s;
-            ctx->cfg.timeout_s = saved > 0 && saved < FINALIZE_SYNC_S ? saved : FINALIZE_SYNC_S;
-            st2 = ucoll_barrier(fin);
-            ctx->cfg.timeout_s = saved;
-        }
+        if (st == UCOLL_OK && world->size > 1)
+            st2 = finalize_barrier(fin, 1);
         ctx->comms = fin->next; /* comm_new put it first */
         comm_kill(fin);
         free(fin);

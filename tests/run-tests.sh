@@ -756,8 +756,9 @@ trap - EXIT
 
 section "many hosts: a Slurm cluster of network namespaces (tests/cluster)"
 # 4 hosts, each its own network, pid, IPC, UTS and mount namespaces, on a bridge; srun on h1.
-# The suite across hosts (tests/cluster/run-cluster-tests.sh), then host failures: a whole
-# host's job processes SIGKILLed (tests/cluster/run-host-faults.sh)
+# The suite across hosts (tests/cluster/run-cluster-tests.sh), then host failures
+# (tests/cluster/run-host-faults.sh): a whole host's job processes SIGKILLed, and a host's link
+# set down and left down
 CLUSTER_DIR="$PWD/build/cluster"
 if [ "$cluster" = 0 ] || [ "$slurm" = 0 ]; then
     echo "skipped (--no-cluster or --no-slurm)"
@@ -782,10 +783,7 @@ else
             fail "cluster: run-cluster-tests.sh did not finish" "$LOGDIR/cluster-tests.log"
         fault_launches=10
         [ "$quick" = 1 ] && fault_launches=2
-        # cut links (run-host-faults.sh DIR link N) are left out: in 1 launch of 10 a
-        # survivor was still in ucoll_finalize when srun ended the step, and Slurm may leave the
-        # cut-off host drained, failing the launches after it
-        for kind in kill; do
+        for kind in kill link; do
             log="$LOGDIR/cluster-faults-$kind.log"
             if tests/cluster/run-host-faults.sh "$CLUSTER_DIR" "$kind" "$fault_launches" \
                 >"$log" 2>&1; then

@@ -218,9 +218,18 @@ ucoll_status_t tp_create(int rank, int nranks, const int *local_ranks, int nloca
     const int need_net = mode != TP_FAILURE_AUTO || nlocal < nranks;
     const ucs_thread_mode_t tm =
         level >= UCOLL_THREAD_SERIALIZED ? UCS_THREAD_MODE_SERIALIZED : UCS_THREAD_MODE_SINGLE;
-    if (need_host && (st = ucp_open(&tp->ucp[TP_HOST], nranks, 1, tm)) != UCS_OK)
-        goto err_ucs;
-    if (need_net && (st = ucp_open(&tp->ucp[TP_NET], nranks, 0, tm)) != UCS_OK)
+    /* UCX's TCP connect blocks by default: to a host whose link is cut it sits in connect()
+     * for the SYN retries (about 2 min), past any UCOLL_TIMEOUT. Set by environment while the
+     * workers are made (ucp_config_modify's key differs between UCX versions and draws a
+     * warning where no TCP interface opens); a value the user set stays. */
+    const int conn_nb = getenv("UCX_TCP_CONN_NB") == NULL && setenv("UCX_TCP_CONN_NB", "y", 0) == 0;
+    if (need_host)
+        st = ucp_open(&tp->ucp[TP_HOST], nranks, 1, tm);
+    if (st == UCS_OK && need_net)
+        st = ucp_open(&tp->ucp[TP_NET], nranks, 0, tm);
+    if (conn_nb)
+        unsetenv("UCX_TCP_CONN_NB");
+    if (st != UCS_OK)
         goto err_ucs;
 
     tp->address_len = BLOB_ADDRS + 2 * sizeof(uint32_t) + tp->ucp[TP_HOST].address_len +
