@@ -114,6 +114,22 @@ static int count_cpus(void)
 
 /* one UCP context and worker; eager_only: no rendezvous (see transport.h); thread_mode: the
  * worker's, SERIALIZED when several threads use it one at a time */
+/* UCX's TCP connect blocks by default: to a host whose link is cut it sits in connect() for the
+ * kernel's SYN retries (about 2 min), past any UCOLL_TIMEOUT. The network context asks for
+ * non-blocking connects unless the user chose (UCX_TCP_CONN_NB) or left TCP out (UCX_TLS):
+ * UCX warns of a key no interface takes. The key is the transport's own name before UCX 1.17. */
+static const char *tcp_conn_nb_key(void)
+{
+    if (getenv("UCX_TCP_CONN_NB") != NULL)
+        return NULL;
+    const char *tls = getenv("UCX_TLS");
+    if (tls != NULL && tls[0] != '^' && strstr(tls, "tcp") == NULL && strstr(tls, "all") == NULL)
+        return NULL;
+    unsigned major, minor, release;
+    ucp_get_version(&major, &minor, &release);
+    return major == 1 && minor < 17 ? "CONN_NB" : "TCP_CONN_NB";
+}
+
 static ucs_status_t ucp_open(struct tp_ucp *u, int nranks, int eager_only,
                              ucs_thread_mode_t thread_mode)
 {
@@ -128,6 +144,9 @@ static ucs_status_t ucp_open(struct tp_ucp *u, int nranks, int eager_only,
         return st;
     if (eager_only && getenv("UCX_RNDV_THRESH") == NULL)
         st = ucp_config_modify(config, "RNDV_THRESH", "inf");
+    const char *conn_nb = eager_only ? NULL : tcp_conn_nb_key();
+    if (st == UCS_OK && conn_nb != NULL)
+        st = ucp_config_modify(config, conn_nb, "y");
     if (st == UCS_OK)
         st = ucp_init(&params, config, &u->context);
     ucp_config_release(config);
@@ -218,18 +237,9 @@ ucoll_status_t tp_create(int rank, int nranks, const int *local_ranks, int nloca
     const int need_net = mode != TP_FAILURE_AUTO || nlocal < nranks;
     const ucs_thread_mode_t tm =
         level >= UCOLL_THREAD_SERIALIZED ? UCS_THREAD_MODE_SERIALIZED : UCS_THREAD_MODE_SINGLE;
-    /* UCX's TCP connect blocks by default: to a host whose link is cut it sits in connect()
-     * for the SYN retries (about 2 min), past any UCOLL_TIMEOUT. Set by environment while the
-     * workers are made (ucp_config_modify's key differs between UCX versions and draws a
-     * warning where no TCP interface opens); a value the user set stays. */
-    const int conn_nb = getenv("UCX_TCP_CONN_NB") == NULL && setenv("UCX_TCP_CONN_NB", "y", 0) == 0;
-    if (need_host)
-        st = ucp_open(&tp->ucp[TP_HOST], nranks, 1, tm);
-    if (st == UCS_OK && need_net)
-        st = ucp_open(&tp->ucp[TP_NET], nranks, 0, tm);
-    if (conn_nb)
-        unsetenv("UCX_TCP_CONN_NB");
-    if (st != UCS_OK)
+    if (need_host && (st = ucp_open(&tp->ucp[TP_HOST], nranks, 1, tm)) != UCS_OK)
+        goto err_ucs;
+    if (need_net && (st = ucp_open(&tp->ucp[TP_NET], nranks, 0, tm)) != UCS_OK)
         goto err_ucs;
 
     tp->address_len = BLOB_ADDRS + 2 * sizeof(uint32_t) + tp->ucp[TP_HOST].address_len +
