@@ -16,7 +16,8 @@
 # host is; a host that Slurm marked drained or down (its slurmstepd could not report the
 # step's end while cut off, and a minute after the kill request was "not ending with signals":
 # reason "Kill task failed") is resumed with scontrol update state=resume, and the summary
-# counts those resumes.
+# counts those resumes; a launch whose allocation Slurm refused (a host drained while srun
+# waited, so no task started) is made again, at most twice, and counted too.
 # Prints one line per launch and a summary with the largest detection time (failure to a
 # survivor's error) and finalize time; exits 0 only if every launch passed.
 set -uo pipefail
@@ -77,7 +78,7 @@ wait_idle() {
     return 1
 }
 
-failed=0 max_detect=0 max_fin=0
+failed=0 max_detect=0 max_fin=0 retried=0
 for i in $(seq 1 "$LAUNCHES"); do
     # a cut-off host's slurmstepd may drain it a minute after an earlier launch, when the
     # wait below is over: every host is idle (or resumed) before the next launch starts
@@ -93,17 +94,34 @@ for i in $(seq 1 "$LAUNCHES"); do
     rm -rf "$run"
     mkdir -p "$run" || exit 1
     log="$run/srun.log"
-    t_start=$(date +%s.%N)
-    setsid timeout -k 10 180 "$HERE/cluster-exec.sh" "$DIR" h1 srun --mpi=pmix --overcommit \
-        --immediate=60 --no-kill --wait="$WAIT_S" -N 4 -n 8 --distribution=block tests/mp/fault_test \
-        --seed "$seed" --dir "$run" --mode external </dev/null >"$log" 2>&1 &
-    srun_pid=$!
-    ready=0
-    for _ in $(seq 1 600); do
-        ready=$(find "$run" -name 'ready-*' | wc -l)
-        [ "$ready" -ge 8 ] && break
-        kill -0 "$srun_pid" 2>/dev/null || break
-        sleep 0.1
+    # Slurm may still drain a host that an earlier cut left behind while this srun waits for
+    # its nodes: it then refuses the allocation and no task starts. Such a launch is made
+    # again (at most twice) once every host is idle; the summary counts these retries.
+    for attempt in 1 2 3; do
+        t_start=$(date +%s.%N)
+        setsid timeout -k 10 180 "$HERE/cluster-exec.sh" "$DIR" h1 srun --mpi=pmix --overcommit \
+            --immediate=60 --no-kill --wait="$WAIT_S" -N 4 -n 8 --distribution=block \
+            tests/mp/fault_test --seed "$seed" --dir "$run" --mode external \
+            </dev/null >"$log" 2>&1 &
+        srun_pid=$!
+        ready=0
+        for _ in $(seq 1 600); do
+            ready=$(find "$run" -name 'ready-*' | wc -l)
+            [ "$ready" -ge 8 ] && break
+            kill -0 "$srun_pid" 2>/dev/null || break
+            sleep 0.1
+        done
+        if [ "$ready" = 0 ] && [ "$attempt" -lt 3 ] && ! kill -0 "$srun_pid" 2>/dev/null &&
+            grep -qE 'Unable to allocate resources|Required node not available' "$log"; then
+            wait "$srun_pid"
+            echo "run-host-faults: launch $i: Slurm refused the allocation ($(tail -n 1 "$log")): again"
+            retried=$((retried + 1))
+            for h in h1 h2 h3 h4; do
+                wait_idle "$h" || failed=$((failed + 1))
+            done
+            continue
+        fi
+        break
     done
     why=""
     if [ "$ready" -lt 8 ]; then
@@ -180,7 +198,8 @@ for i in $(seq 1 "$LAUNCHES"); do
     fi
 done
 echo "host faults ($KIND): $LAUNCHES launches, $failed failed; max detection ${max_detect} s," \
-    "max finalize ${max_fin} s (UCOLL_TIMEOUT=$TIMEOUT_S, bound $BOUND s), $resumed resumes;" \
+    "max finalize ${max_fin} s (UCOLL_TIMEOUT=$TIMEOUT_S, bound $BOUND s), $resumed resumes," \
+    "$retried launches again after Slurm refused the allocation;" \
     "verdict:" \
     "$([ "$failed" = 0 ] && echo PASS || echo FAIL)"
 [ "$failed" = 0 ]
