@@ -112,8 +112,6 @@ static int count_cpus(void)
     return 1;
 }
 
-/* one UCP context and worker; eager_only: no rendezvous (see transport.h); thread_mode: the
- * worker's, SERIALIZED when several threads use it one at a time */
 /* UCX's TCP connect blocks by default: to a host whose link is cut it sits in connect() for the
  * kernel's SYN retries (about 2 min), past any UCOLL_TIMEOUT. The network context asks for
  * non-blocking connects unless the user chose (UCX_TCP_CONN_NB) or left TCP out (UCX_TLS):
@@ -130,6 +128,8 @@ static const char *tcp_conn_nb_key(void)
     return major == 1 && minor < 17 ? "CONN_NB" : "TCP_CONN_NB";
 }
 
+/* one UCP context and worker; eager_only: no rendezvous (see transport.h); thread_mode: the
+ * worker's, SERIALIZED when several threads use it one at a time */
 static ucs_status_t ucp_open(struct tp_ucp *u, int nranks, int eager_only,
                              ucs_thread_mode_t thread_mode)
 {
