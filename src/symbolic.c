@@ -466,8 +466,10 @@ static int run_local(sim_t *S, int r, const sched_step_t *st)
     if (map_read(S, &P->runs[st->src.buf], st->src.off, cnt, &S->t1) != 0 ||
         require_data(S, r, st, st->src, &S->t1, "reads") != 0)
         return -1;
-    if (st->kind == SCHED_COPY)
+    if (st->kind == SCHED_COPY) {
+        S->res->rank_copy_elems[r] += cnt;
         return map_write(S, &P->runs[st->dst.buf], st->dst.off, cnt, &S->t1);
+    }
 
     S->res->rank_ops[r]++;
     S->res->rank_op_elems[r] += cnt;
@@ -824,14 +826,15 @@ static int alloc_result(symbolic_result_t *res, int p)
     res->rank_rounds = calloc(n, sizeof(*res->rank_rounds));
     res->rank_ops = calloc(n, sizeof(*res->rank_ops));
     res->rank_op_elems = calloc(n, sizeof(*res->rank_op_elems));
+    res->rank_copy_elems = calloc(n, sizeof(*res->rank_copy_elems));
     res->rank_bytes_sent = calloc(n, sizeof(*res->rank_bytes_sent));
     res->rank_bytes_recv = calloc(n, sizeof(*res->rank_bytes_recv));
     res->rank_heard = calloc(n, sizeof(*res->rank_heard));
     res->rank_cross_msgs = calloc(n, sizeof(*res->rank_cross_msgs));
     res->rank_cross_bytes = calloc(n, sizeof(*res->rank_cross_bytes));
-    if (!res->rank_rounds || !res->rank_ops || !res->rank_op_elems || !res->rank_bytes_sent ||
-        !res->rank_bytes_recv || !res->rank_heard || !res->rank_cross_msgs ||
-        !res->rank_cross_bytes)
+    if (!res->rank_rounds || !res->rank_ops || !res->rank_op_elems || !res->rank_copy_elems ||
+        !res->rank_bytes_sent || !res->rank_bytes_recv || !res->rank_heard ||
+        !res->rank_cross_msgs || !res->rank_cross_bytes)
         return -1;
     return 0;
 }
@@ -843,6 +846,8 @@ void symbolic_result_free(symbolic_result_t *res)
     free(res->rank_rounds);
     free(res->rank_ops);
     free(res->rank_op_elems);
+    free(res->rank_copy_elems);
+    res->rank_copy_elems = NULL;
     free(res->rank_bytes_sent);
     free(res->rank_bytes_recv);
     free(res->rank_heard);
@@ -992,6 +997,7 @@ static int run_round(sim_t *S, uint32_t k)
     }
     /* delivery, then on to each process's next XCHG */
     uint64_t round_max = 0;
+    uint32_t msgs = 0;
     for (int r = S->head[k]; r >= 0;) {
         proc_t *P = &S->procs[r];
         const sched_step_t *st = &P->xs;
@@ -1018,6 +1024,7 @@ static int run_round(sim_t *S, uint32_t k)
             S->res->rank_bytes_recv[r] += recvd;
         }
         const uint64_t mx = sent > recvd ? sent : recvd;
+        msgs += sent > 0;
         if (mx > round_max)
             round_max = mx;
         P->pc++;
@@ -1026,6 +1033,8 @@ static int run_round(sim_t *S, uint32_t k)
         r = next;
     }
     S->res->volume_bytes += round_max;
+    if (msgs > S->res->max_msgs)
+        S->res->max_msgs = msgs;
     return 0;
 }
 

@@ -66,10 +66,13 @@ typedef struct {
      * round: the bandwidth term of the critical path */
     uint64_t volume_bytes;
     uint64_t total_bytes; /* all bytes sent by all processes */
+    /* the most non-empty messages of one round */
+    uint32_t max_msgs;
     /* per rank (p entries each; NULL when the run could not start) */
-    uint32_t *rank_rounds;   /* sched.nrounds of the rank's schedule */
-    uint64_t *rank_ops;      /* REDUCE steps */
-    uint64_t *rank_op_elems; /* elements combined by them */
+    uint32_t *rank_rounds;     /* sched.nrounds of the rank's schedule */
+    uint64_t *rank_ops;        /* REDUCE steps */
+    uint64_t *rank_op_elems;   /* elements combined by them */
+    uint64_t *rank_copy_elems; /* elements moved by COPY steps */
     uint64_t *rank_bytes_sent;
     uint64_t *rank_bytes_recv;
     int *rank_heard; /* how many ranks (itself included) it has heard from */
