@@ -108,6 +108,7 @@ typedef struct {
     int root;
     double percentile;
     int in_place, persistent, csv;
+    int interleave;   /* -I */
     int thread_level; /* -t: 1 + ucoll_thread_level_t; 0: plain ucoll_init */
     double spin_ns;   /* -S: > 0 runs OP as a user op that also spins this long per element */
 } opts_t;
@@ -151,6 +152,8 @@ static void usage(FILE *f)
             "  -p           persistent requests (ucoll_*_init once, ucoll_start + ucoll_wait)\n"
             "  -t LEVEL     init by ucoll_init_thread at single|funneled|serialized|multiple\n"
             "               (default: ucoll_init, single), to measure what a level costs\n"
+            "  -I           interleaved: every algorithm on a communicator of its own, their\n"
+            "               iterations alternating (in a fresh order each), one row each per size\n"
             "  -v           CSV output: algorithm,size,count,iterations,p<R>_us,avg_us,min_us,"
             "max_us,bw_mbs\n"
             "  -h           this help\n"
@@ -230,7 +233,7 @@ static void parse_options(int argc, char **argv, opts_t *o)
     int c;
 
     opterr = 0;
-    while ((c = getopt(argc, argv, ":c:a:b:e:f:n:w:d:o:r:R:S:t:ipvh")) != -1) {
+    while ((c = getopt(argc, argv, ":c:a:b:e:f:n:w:d:o:r:R:S:t:iIpvh")) != -1) {
         switch (c) {
         case 'c': {
             unsigned i;
@@ -311,6 +314,9 @@ static void parse_options(int argc, char **argv, opts_t *o)
         case 'p':
             o->persistent = 1;
             break;
+        case 'I':
+            o->interleave = 1;
+            break;
         case 'v':
             o->csv = 1;
             break;
@@ -348,6 +354,8 @@ static void parse_options(int argc, char **argv, opts_t *o)
         bad_option("-i applies to every collective but bcast and barrier");
     if (o->persistent && coll == UCOLL_COLL_BARRIER)
         bad_option("-p: ucoll has no persistent barrier");
+    if (o->persistent && o->interleave)
+        bad_option("-I and -p: one persistent request per algorithm is not measured interleaved");
 
     for (char *save = NULL, *tok = strtok_r(alg_list, ",", &save); tok != NULL;
          tok = strtok_r(NULL, ",", &save)) {
@@ -1006,6 +1014,79 @@ static long scaled(long opt, long dflt, long floor, size_t bytes)
     return n < floor ? floor : (long)n;
 }
 
+/* inputs and buffers of one size, and the persistent request of -p */
+static void prepare_size(run_t *r, size_t count, size_t span, ucoll_request_t **req)
+{
+    ucoll_status_t st;
+    /* inputs and the state the check of rank 0's exscan relies on */
+    fill_input(r->dtype, r->op, r->rank, r->input, span / r->esize);
+    memcpy(r->sendbuf, r->input, span);
+    memset(r->recvbuf, SENTINEL, span);
+    set_counts(r, count);
+    if (r->o->persistent && (st = make_persistent(r, count, req)) != UCOLL_OK)
+        die(r, "creating the persistent request", st);
+}
+
+/* iteration `it` of alg on r->comm: a barrier, then the timed collective; the first one's
+ * result checked, agreed by every rank */
+static double time_one(run_t *r, ucoll_request_t *req, const char *alg, size_t bytes, size_t count,
+                       long it)
+{
+    const opts_t *o = r->o;
+    ucoll_status_t st;
+    if (o->in_place || r->coll == UCOLL_COLL_BCAST)
+        reset_buffers(r, count);
+    if ((st = ucoll_barrier(r->comm)) != UCOLL_OK)
+        die(r, "ucoll_barrier", st);
+    double t0 = now_us();
+    if (req != NULL) {
+        st = ucoll_start(req);
+        if (st == UCOLL_OK)
+            st = ucoll_wait(req);
+    } else {
+        st = run_blocking(r, count);
+    }
+    double t1 = now_us();
+    if (st != UCOLL_OK)
+        die(r, coll_names[o->coll], st);
+    if (it == 0) {
+        int32_t bad = check_result(r, alg, count), any_bad = 0;
+        if ((st = ucoll_allreduce(r->comm, &bad, &any_bad, 1, UCOLL_INT32, UCOLL_OP_MAX)))
+            die(r, "ucoll_allreduce (result check)", st);
+        if (any_bad) {
+            if (r->rank == 0)
+                fprintf(stderr,
+                        "ucoll_perf: %s algorithm %s gave a wrong result at %zu bytes: "
+                        "no timings reported\n",
+                        coll_names[o->coll], alg, bytes);
+            exit(1);
+        }
+    }
+    return t1 - t0;
+}
+
+/* an iteration's latency is that of its slowest rank: t's maximum over ranks, printed */
+static void report(run_t *r, const char *alg, size_t count, long iters, double *t)
+{
+    ucoll_status_t st;
+    if ((st = ucoll_reduce(r->comm, t, r->tmax, (size_t)iters, UCOLL_FLOAT64, UCOLL_OP_MAX, 0)) !=
+        UCOLL_OK)
+        die(r, "ucoll_reduce (gathering the times)", st);
+    if (r->rank != 0)
+        return;
+    const opts_t *o = r->o;
+    stats_t s = statistics(r->tmax, iters, o->percentile);
+    const size_t shown = count * r->esize;
+    const double bw = s.avg > 0 ? (double)shown / s.avg : 0; /* bytes/us = MB/s */
+    if (o->csv)
+        printf("%s,%zu,%zu,%ld,%.3f,%.3f,%.3f,%.3f,%.2f\n", alg, shown, count, iters, s.pct, s.avg,
+               s.min, s.max, bw);
+    else
+        printf("| %12zu | %10zu | %12ld | %10.3f | %9.3f | %9.3f | %9.3f | %16.2f |\n", shown,
+               count, iters, s.pct, s.avg, s.min, s.max, bw);
+    fflush(stdout);
+}
+
 static void run_size(run_t *r, const char *alg, size_t bytes)
 {
     const opts_t *o = r->o;
@@ -1017,65 +1098,56 @@ static void run_size(run_t *r, const char *alg, size_t bytes)
     ucoll_request_t *req = NULL;
     ucoll_status_t st;
 
-    /* inputs and the state the check of rank 0's exscan relies on */
-    fill_input(r->dtype, r->op, r->rank, r->input, span / r->esize);
-    memcpy(r->sendbuf, r->input, span);
-    memset(r->recvbuf, SENTINEL, span);
-    set_counts(r, count);
-    if (o->persistent && (st = make_persistent(r, count, &req)) != UCOLL_OK)
-        die(r, "creating the persistent request", st);
-
+    prepare_size(r, count, span, &req);
     for (long it = 0; it < warmup + iters; it++) {
-        if (o->in_place || r->coll == UCOLL_COLL_BCAST)
-            reset_buffers(r, count);
-        if ((st = ucoll_barrier(r->comm)) != UCOLL_OK)
-            die(r, "ucoll_barrier", st);
-        double t0 = now_us();
-        if (req != NULL) {
-            st = ucoll_start(req);
-            if (st == UCOLL_OK)
-                st = ucoll_wait(req);
-        } else {
-            st = run_blocking(r, count);
-        }
-        double t1 = now_us();
-        if (st != UCOLL_OK)
-            die(r, coll_names[o->coll], st);
+        const double t = time_one(r, req, alg, bytes, count, it);
         if (it >= warmup)
-            r->t[it - warmup] = t1 - t0;
-        if (it == 0) { /* the check, agreed by every rank */
-            int32_t bad = check_result(r, alg, count), any_bad = 0;
-            if ((st = ucoll_allreduce(r->comm, &bad, &any_bad, 1, UCOLL_INT32, UCOLL_OP_MAX)))
-                die(r, "ucoll_allreduce (result check)", st);
-            if (any_bad) {
-                if (r->rank == 0)
-                    fprintf(stderr,
-                            "ucoll_perf: %s algorithm %s gave a wrong result at %zu bytes: "
-                            "no timings reported\n",
-                            coll_names[o->coll], alg, bytes);
-                exit(1);
-            }
-        }
+            r->t[it - warmup] = t;
     }
     if (req != NULL && (st = ucoll_request_free(req)) != UCOLL_OK)
         die(r, "ucoll_request_free", st);
+    report(r, alg, count, iters, r->t);
+}
 
-    /* an iteration's latency is that of its slowest rank */
-    if ((st = ucoll_reduce(r->comm, r->t, r->tmax, (size_t)iters, UCOLL_FLOAT64, UCOLL_OP_MAX,
-                           0)) != UCOLL_OK)
-        die(r, "ucoll_reduce (gathering the times)", st);
-    if (r->rank != 0)
-        return;
-    stats_t s = statistics(r->tmax, iters, o->percentile);
-    const size_t shown = count * r->esize;
-    const double bw = s.avg > 0 ? (double)shown / s.avg : 0; /* bytes/us = MB/s */
-    if (o->csv)
-        printf("%s,%zu,%zu,%ld,%.3f,%.3f,%.3f,%.3f,%.2f\n", alg, shown, count, iters, s.pct, s.avg,
-               s.min, s.max, bw);
-    else
-        printf("| %12zu | %10zu | %12ld | %10.3f | %9.3f | %9.3f | %9.3f | %16.2f |\n", shown,
-               count, iters, s.pct, s.avg, s.min, s.max, bw);
-    fflush(stdout);
+/* -I: every algorithm on a communicator of its own (comms[a]), their iterations interleaved,
+ * so that a change of the machine's speed hits all alike */
+static void run_size_interleaved(run_t *r, ucoll_comm_t **comms, size_t bytes, double *times,
+                                 long max_iters)
+{
+    const opts_t *o = r->o;
+    const size_t count = r->coll == UCOLL_COLL_BARRIER ? 0 : bytes / r->esize;
+    const size_t span = is_block_coll(r->coll) ? (size_t)r->size * bytes : bytes;
+    const long iters = scaled(o->iters, DEFAULT_ITERS, MIN_SCALED_ITERS, span);
+    const long warmup = scaled(o->warmup, DEFAULT_WARMUP, 2, span);
+    ucoll_comm_t *world = r->comm;
+
+    prepare_size(r, count, span, NULL);
+    /* a fresh order every iteration, the same on every rank: a rotation would put each
+     * algorithm after the same one, and a slow one leaves its successor's ranks out of step */
+    int order[MAX_ALGS];
+    uint64_t seed = 0x9e3779b97f4a7c15u ^ (uint64_t)bytes;
+    for (long it = 0; it < warmup + iters; it++) {
+        for (int j = 0; j < o->nalgs; j++)
+            order[j] = j;
+        for (int j = o->nalgs - 1; j > 0; j--) { /* Fisher-Yates with a 64-bit LCG */
+            seed = seed * 6364136223846793005u + 1442695040888963407u;
+            const int k = (int)((seed >> 33) % (uint64_t)(j + 1)), x = order[j];
+            order[j] = order[k];
+            order[k] = x;
+        }
+        for (int j = 0; j < o->nalgs; j++) {
+            const int a = order[j];
+            r->comm = comms[a];
+            const double t = time_one(r, NULL, o->algs[a], bytes, count, it);
+            if (it >= warmup)
+                times[(size_t)a * (size_t)max_iters + (size_t)(it - warmup)] = t;
+        }
+    }
+    for (int a = 0; a < o->nalgs; a++) {
+        r->comm = comms[a];
+        report(r, o->algs[a], count, iters, &times[(size_t)a * (size_t)max_iters]);
+    }
+    r->comm = world;
 }
 
 int main(int argc, char **argv)
@@ -1188,7 +1260,31 @@ int main(int argc, char **argv)
     if (r.rank == 0 && o.csv)
         printf("algorithm,size,count,iterations,p%g_us,avg_us,min_us,max_us,bw_mbs\n",
                o.percentile);
-    for (int a = 0; a < o.nalgs; a++) {
+    if (o.interleave) {
+        ucoll_comm_t *comms[MAX_ALGS];
+        double *times = calloc((size_t)o.nalgs * (size_t)max_iters, sizeof(double));
+        if (times == NULL) {
+            fprintf(stderr, "ucoll_perf: rank %d: out of memory for the times\n", r.rank);
+            return 1;
+        }
+        for (int a = 0; a < o.nalgs; a++)
+            if ((st = ucoll_comm_split(r.comm, 0, r.rank, &comms[a])) != UCOLL_OK ||
+                (st = ucoll_set_algorithm(comms[a], r.coll, o.algs[a])) != UCOLL_OK)
+                die(&r, "a communicator per algorithm (-I)", st);
+        if (r.rank == 0 && !o.csv) {
+            print_box(&r, "interleaved, one row per algorithm and size");
+            print_table_head(o.percentile);
+        }
+        for (int i = 0; i < nsizes; i++)
+            run_size_interleaved(&r, comms, sizes[i], times, max_iters);
+        if (r.rank == 0 && !o.csv)
+            table_rule(0);
+        for (int a = 0; a < o.nalgs; a++)
+            if ((st = ucoll_comm_free(comms[a])) != UCOLL_OK)
+                die(&r, "ucoll_comm_free", st);
+        free(times);
+    }
+    for (int a = 0; !o.interleave && a < o.nalgs; a++) {
         ucoll_set_algorithm(r.comm, r.coll, o.algs[a]); /* checked above */
         if (r.rank == 0 && !o.csv) {
             print_box(&r, o.algs[a]);
