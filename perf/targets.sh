@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# perf/targets.sh: a benchmark (not a test) of ucoll against UCC and Open MPI on this machine,
+# the figures of the performance targets: at NP ranks (default 2 and 3), 64 KiB, 1 MiB and
+# 16 MiB of allreduce, reduce, bcast, exscan and scan (float32 sum), ucoll / the fastest of
+# UCC, Open MPI's defaults and Open MPI with `pml ucx`, and the 16 MiB allreduce's bandwidth
+# (L / time) against memcpy's in the same run.
+#
+# perf/ucoll_vs_ucc runs the three libraries alternating in the same processes; it is
+# launched twice per NP, once with Open MPI's defaults and once with pml ucx, so UCC and ucoll
+# are measured twice and their faster median is kept.
+#
+# UCC is not a Debian package. UCC_PREFIX names an install of UCC v1.3.0 (the last release
+# that builds against UCX 1.13); without one, UCC_SRC names a source checkout of that tag
+# (e.g. from https://github.com/openucx/ucc) that the script configures and installs under
+# UCC_PREFIX, outside this tree. It is used for measurement only.
+#
+# Usage: perf/targets.sh [BUILD_DIR] [OUT_CSV]  (defaults . and /tmp/targets.csv)
+# Environment: UCC_PREFIX (default /tmp/ucc-install), UCC_SRC, NPS (default "2 3"),
+#              SIZES (default 64K,1M,16M)
+set -euo pipefail
+
+srcdir=$(cd "$(dirname "$0")/.." && pwd)
+build=$(cd "${1:-.}" && pwd)
+out=${2:-/tmp/targets.csv}
+ucc=${UCC_PREFIX:-/tmp/ucc-install}
+nps=${NPS:-"2 3"}
+sizes=${SIZES:-64K,1M,16M}
+
+if [ ! -f "$ucc/include/ucc/api/ucc.h" ]; then
+    if [ -z "${UCC_SRC:-}" ] || [ ! -x "$UCC_SRC/autogen.sh" ]; then
+        echo "$0: no UCC in $ucc: set UCC_PREFIX to an install of UCC v1.3.0, or UCC_SRC to" \
+            "its source to build it there" >&2
+        exit 2
+    fi
+    (cd "$UCC_SRC" && ./autogen.sh && ./configure --prefix="$ucc" --with-ucx=/usr \
+        --disable-gtest && make -j"$(nproc)" && make install) >/tmp/targets-ucc-build.log 2>&1 || {
+        echo "$0: building UCC failed: /tmp/targets-ucc-build.log" >&2
+        exit 1
+    }
+fi
+if [ ! -e "$build/.libs/libucoll.so" ]; then
+    echo "$0: no $build/.libs/libucoll.so: build ucoll first (make)" >&2
+    exit 2
+fi
+bin=/tmp/ucoll_vs_ucc.$$
+mpicc -std=c11 -O2 -Wall -Wextra -I"$srcdir/include" -I"$ucc/include" \
+    "$srcdir/perf/ucoll_vs_ucc.c" -o "$bin" -L"$build/.libs" -lucoll -L"$ucc/lib" -lucc \
+    -Wl,-rpath,"$build/.libs" -Wl,-rpath,"$ucc/lib"
+
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_oob_tcp_if_include=lo
+export UCX_NET_DEVICES=${UCX_NET_DEVICES:-lo}
+ucx_mca="--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any"
+
+: >"$out"
+for np in $nps; do
+    for setting in default pml-ucx; do
+        mca=""
+        [ "$setting" = pml-ucx ] && mca=$ucx_mca
+        # shellcheck disable=SC2086  # $mca is a list of words
+        setsid timeout -k 5 900 mpirun -x UCX_NET_DEVICES -np "$np" $mca "$bin" -s "$sizes" \
+            -l "$setting" >>"$out" || {
+            echo "$0: np=$np $setting failed" >&2
+            rm -f "$bin"
+            exit 1
+        }
+    done
+done
+rm -f "$bin"
+
+python3 - "$out" <<'PY'
+import collections, sys
+rows = collections.OrderedDict()
+memcpy = collections.defaultdict(list)  # np -> rank 0's memcpy GB/s, one per launch
+for line in open(sys.argv[1]):
+    line = line.strip()
+    if line.startswith("label,"):
+        continue
+    if line.startswith("# memcpy"):
+        # "# memcpy B B: rank 0 alone T us (X GB/s), all N ranks at once T us (Y GB/s)"
+        w = line.replace("(", " ").split()
+        memcpy[int(w[w.index("all") + 1])].append(float(w[w.index("alone") + 3]))
+        continue
+    label, np_, coll, b, u, c, m = line.split(",")
+    d = rows.setdefault((int(np_), coll, int(b)), {})
+    d.setdefault("ucoll", []).append(float(u))
+    if c:
+        d.setdefault("UCC", []).append(float(c))
+    d["Open MPI " + label] = [float(m)]
+met = 0
+print(f"{'np':>2} {'coll':<9} {'bytes':>9} {'ucoll_us':>10} {'fastest peer':<20} {'its_us':>10}"
+      f" {'ratio':>6}")
+for (np_, coll, b), d in rows.items():
+    u = min(d["ucoll"])
+    peers = {k: min(v) for k, v in d.items() if k != "ucoll"}
+    name, t = min(peers.items(), key=lambda x: x[1])
+    ok = u <= 0.9 * t
+    met += ok
+    print(f"{np_:>2} {coll:<9} {b:>9} {u:>10.1f} {name:<20} {t:>10.1f} {u / t:>6.2f}"
+          f"{'' if ok else '  (target 0.9)'}")
+print(f"cells at or under 0.9x the fastest peer: {met} of {len(rows)}")
+for np_, v in memcpy.items():
+    big = max(b for (n, c, b) in rows if n == np_)
+    ar = rows.get((np_, "allreduce", big))
+    if ar is None:
+        continue
+    gbs = big / min(ar["ucoll"]) * 1e-3
+    print(f"np={np_}: allreduce of {big} B at {gbs:.2f} GB/s (L / time), memcpy of L on one core"
+          f" {max(v):.2f} GB/s (the faster of {len(v)} launches): {100 * gbs / max(v):.0f} %")
+PY

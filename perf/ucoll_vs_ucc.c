@@ -1,0 +1,397 @@
+/*
+ * ucoll_vs_ucc: ucoll, UCC and MPI in the same processes of one launch, alternating, float32
+ * sum, for the targets of perf/targets.sh. Built by that script only (it needs a UCC install,
+ * which Debian does not package), never by make.
+ *
+ * For every collective and size, iteration i runs "own barrier, timed collective, own barrier"
+ * once through each library, the order rotated with i so that a change of machine load hits all
+ * alike. An iteration's latency is the maximum over ranks; a sleeping barrier separates the
+ * libraries (see quiet_barrier); the median is printed. UCC has no scan or exscan: those rows have
+ * no UCC column. The first iteration's results are compared (inputs are small integers, exact in
+ * float32): a mismatch stops the run with exit 1.
+ *
+ * It also prints the memcpy bandwidth of the largest size: rank 0 alone before MPI_Init (the
+ * others sleep), and every rank at once after it.
+ *
+ * Usage: mpirun -np N ucoll_vs_ucc [-c allreduce,reduce,bcast,exscan,scan] [-s 64K,1M,16M]
+ *                                  [-l LABEL]
+ * Output: CSV label,np,coll,bytes,ucoll_us,ucc_us,mpi_us then memcpy lines as comments.
+ */
+#define _DEFAULT_SOURCE
+
+#include <mpi.h>
+#include <ucc/api/ucc.h>
+#include <ucoll.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { LIB_UCOLL, LIB_UCC, LIB_MPI, NLIBS };
+enum { C_ALLREDUCE, C_REDUCE, C_BCAST, C_EXSCAN, C_SCAN, NCOLLS };
+static const char *const coll_names[NCOLLS] = {"allreduce", "reduce", "bcast", "exscan", "scan"};
+
+typedef struct {
+    ucoll_comm_t *uc;
+    ucc_context_h ctx;
+    ucc_team_h team;
+    int rank, size;
+    float *send, *recv[NLIBS];
+} run_t;
+
+static double now_us(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e6 + t.tv_nsec * 1e-3;
+}
+
+static void die(const char *what)
+{
+    fprintf(stderr, "ucoll_vs_ucc: %s\n", what);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+/* UCC's out-of-band allgather: a blocking MPI_Allgather, complete when it returns */
+static ucc_status_t oob_allgather(void *src, void *dst, size_t len, void *info, void **req)
+{
+    MPI_Allgather(src, (int)len, MPI_BYTE, dst, (int)len, MPI_BYTE, (MPI_Comm)info);
+    *req = NULL;
+    return UCC_OK;
+}
+static ucc_status_t oob_test(void *req)
+{
+    (void)req;
+    return UCC_OK;
+}
+static ucc_status_t oob_free(void *req)
+{
+    (void)req;
+    return UCC_OK;
+}
+
+static void ucc_start(run_t *r)
+{
+    ucc_lib_config_h lib_cfg;
+    ucc_context_config_h ctx_cfg;
+    ucc_lib_h lib;
+    ucc_lib_params_t lp = {.mask = UCC_LIB_PARAM_FIELD_THREAD_MODE,
+                           .thread_mode = UCC_THREAD_SINGLE};
+    ucc_oob_coll_t oob = {.allgather = oob_allgather,
+                          .req_test = oob_test,
+                          .req_free = oob_free,
+                          .coll_info = (void *)MPI_COMM_WORLD,
+                          .n_oob_eps = (uint32_t)r->size,
+                          .oob_ep = (uint32_t)r->rank};
+    if (ucc_lib_config_read(NULL, NULL, &lib_cfg) != UCC_OK ||
+        ucc_init(&lp, lib_cfg, &lib) != UCC_OK)
+        die("ucc_init failed");
+    ucc_lib_config_release(lib_cfg);
+    ucc_context_params_t cp = {.mask = UCC_CONTEXT_PARAM_FIELD_OOB, .oob = oob};
+    if (ucc_context_config_read(lib, NULL, &ctx_cfg) != UCC_OK ||
+        ucc_context_create(lib, &cp, ctx_cfg, &r->ctx) != UCC_OK)
+        die("ucc_context_create failed");
+    ucc_context_config_release(ctx_cfg);
+    ucc_team_params_t tp = {.mask = UCC_TEAM_PARAM_FIELD_OOB | UCC_TEAM_PARAM_FIELD_EP |
+                                    UCC_TEAM_PARAM_FIELD_EP_RANGE,
+                            .oob = oob,
+                            .ep = (uint64_t)r->rank,
+                            .ep_range = UCC_COLLECTIVE_EP_RANGE_CONTIG};
+    if (ucc_team_create_post(&r->ctx, 1, &tp, &r->team) != UCC_OK)
+        die("ucc_team_create_post failed");
+    ucc_status_t st;
+    while ((st = ucc_team_create_test(r->team)) == UCC_INPROGRESS)
+        ucc_context_progress(r->ctx);
+    if (st != UCC_OK)
+        die("ucc_team_create_test failed");
+}
+
+static void ucc_run(run_t *r, ucc_coll_type_t type, const void *src, void *dst, size_t count)
+{
+    ucc_coll_args_t a;
+    memset(&a, 0, sizeof(a));
+    a.coll_type = type;
+    a.op = UCC_OP_SUM;
+    a.root = 0;
+    a.src.info = (ucc_coll_buffer_info_t){(void *)src, count, UCC_DT_FLOAT32, UCC_MEMORY_TYPE_HOST};
+    a.dst.info = (ucc_coll_buffer_info_t){dst, count, UCC_DT_FLOAT32, UCC_MEMORY_TYPE_HOST};
+    if (type == UCC_COLL_TYPE_BCAST)
+        a.src.info.buffer = dst; /* bcast's one buffer is src */
+    ucc_coll_req_h req;
+    if (ucc_collective_init(&a, &req, r->team) != UCC_OK || ucc_collective_post(req) != UCC_OK)
+        die("a UCC collective failed to start");
+    ucc_status_t st;
+    while ((st = ucc_collective_test(req)) == UCC_INPROGRESS)
+        ucc_context_progress(r->ctx);
+    if (st != UCC_OK)
+        die("a UCC collective failed");
+    ucc_collective_finalize(req);
+}
+
+/* between two libraries' calls: a barrier whose waiting ranks sleep, so that no rank spins in
+ * the next library while a peer, short of a core (more ranks than cores), still finishes the
+ * last one's call; each library's own barrier follows */
+static void quiet_barrier(void)
+{
+    MPI_Request req;
+    int done = 0;
+    MPI_Ibarrier(MPI_COMM_WORLD, &req);
+    for (MPI_Test(&req, &done, MPI_STATUS_IGNORE); !done; MPI_Test(&req, &done, MPI_STATUS_IGNORE))
+        usleep(20);
+}
+
+static void barrier(run_t *r, int lib)
+{
+    if (lib == LIB_UCOLL)
+        ucoll_barrier(r->uc);
+    else if (lib == LIB_UCC)
+        ucc_run(r, UCC_COLL_TYPE_BARRIER, NULL, NULL, 0);
+    else
+        MPI_Barrier(MPI_COMM_WORLD);
+}
+
+static void call(run_t *r, int lib, int coll, size_t n)
+{
+    float *out = r->recv[lib];
+    const int c = (int)n;
+    ucoll_status_t st = UCOLL_OK;
+    switch (coll) {
+    case C_ALLREDUCE:
+        if (lib == LIB_UCOLL)
+            st = ucoll_allreduce(r->uc, r->send, out, n, UCOLL_FLOAT32, UCOLL_OP_SUM);
+        else if (lib == LIB_UCC)
+            ucc_run(r, UCC_COLL_TYPE_ALLREDUCE, r->send, out, n);
+        else
+            MPI_Allreduce(r->send, out, c, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        break;
+    case C_REDUCE:
+        if (lib == LIB_UCOLL)
+            st = ucoll_reduce(r->uc, r->send, out, n, UCOLL_FLOAT32, UCOLL_OP_SUM, 0);
+        else if (lib == LIB_UCC)
+            ucc_run(r, UCC_COLL_TYPE_REDUCE, r->send, out, n);
+        else
+            MPI_Reduce(r->send, out, c, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD);
+        break;
+    case C_BCAST:
+        if (r->rank == 0)
+            memcpy(out, r->send, n * sizeof(float));
+        if (lib == LIB_UCOLL)
+            st = ucoll_bcast(r->uc, out, n, UCOLL_FLOAT32, 0);
+        else if (lib == LIB_UCC)
+            ucc_run(r, UCC_COLL_TYPE_BCAST, NULL, out, n);
+        else
+            MPI_Bcast(out, c, MPI_FLOAT, 0, MPI_COMM_WORLD);
+        break;
+    case C_EXSCAN:
+        if (lib == LIB_UCOLL)
+            st = ucoll_exscan(r->uc, r->send, out, n, UCOLL_FLOAT32, UCOLL_OP_SUM);
+        else
+            MPI_Exscan(r->send, out, c, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        break;
+    case C_SCAN:
+        if (lib == LIB_UCOLL)
+            st = ucoll_scan(r->uc, r->send, out, n, UCOLL_FLOAT32, UCOLL_OP_SUM);
+        else
+            MPI_Scan(r->send, out, c, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        break;
+    }
+    if (st != UCOLL_OK)
+        die(ucoll_strerror(st));
+}
+
+/* the result every rank must hold: rank q's element i is (q + i) % 7 */
+static int check(const run_t *r, int coll, size_t n, const float *got)
+{
+    int lo = 0, hi = r->size; /* ranks summed: [lo, hi) */
+    if (coll == C_REDUCE && r->rank != 0)
+        return 0;
+    if (coll == C_BCAST)
+        hi = 1;
+    if (coll == C_EXSCAN) {
+        if (r->rank == 0)
+            return 0; /* undefined there */
+        hi = r->rank;
+    }
+    if (coll == C_SCAN)
+        hi = r->rank + 1;
+    for (size_t i = 0; i < n; i++) {
+        float want = 0;
+        for (int q = lo; q < hi; q++)
+            want += (float)((q + i) % 7);
+        if (got[i] != want)
+            return 1;
+    }
+    return 0;
+}
+
+static int cmp(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *t, int n)
+{
+    qsort(t, (size_t)n, sizeof(*t), cmp);
+    return t[n / 2];
+}
+
+/* median over iterations of the slowest rank's memcpy of `bytes` */
+static double memcpy_us(size_t bytes, int iters, int all_ranks)
+{
+    char *a = malloc(bytes), *b = malloc(bytes);
+    double *t = malloc(sizeof(double) * (size_t)iters);
+    if (a == NULL || b == NULL || t == NULL)
+        die("out of memory");
+    memset(a, 1, bytes);
+    memset(b, 2, bytes);
+    memcpy(b, a, bytes);
+    for (int i = 0; i < iters; i++) {
+        if (all_ranks)
+            MPI_Barrier(MPI_COMM_WORLD);
+        const double t0 = now_us();
+        memcpy(b, a, bytes);
+        t[i] = now_us() - t0;
+        a[i % bytes]++;
+    }
+    if (all_ranks)
+        MPI_Allreduce(MPI_IN_PLACE, t, iters, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    const double m = median(t, iters);
+    free(a);
+    free(b);
+    free(t);
+    return m;
+}
+
+static size_t parse_size(const char *s)
+{
+    char *end;
+    size_t v = strtoull(s, &end, 10);
+    if (*end == 'K')
+        v <<= 10;
+    else if (*end == 'M')
+        v <<= 20;
+    return v;
+}
+
+int main(int argc, char **argv)
+{
+    const char *colls = "allreduce,reduce,bcast,exscan,scan", *sizes = "64K,1M,16M", *label = "";
+    int opt;
+    while ((opt = getopt(argc, argv, "c:s:l:")) != -1) {
+        if (opt == 'c')
+            colls = optarg;
+        else if (opt == 's')
+            sizes = optarg;
+        else if (opt == 'l')
+            label = optarg;
+        else
+            return 2;
+    }
+    size_t sz[16];
+    int nsz = 0;
+    char *list = strdup(sizes);
+    for (char *s = strtok(list, ","); s != NULL && nsz < 16; s = strtok(NULL, ","))
+        sz[nsz++] = parse_size(s);
+    size_t biggest = 0;
+    for (int i = 0; i < nsz; i++)
+        biggest = sz[i] > biggest ? sz[i] : biggest;
+
+    /* rank 0's memcpy alone, before any library polls a core */
+    const char *lr = getenv("OMPI_COMM_WORLD_RANK");
+    double alone_us = 0;
+    if (lr == NULL || atoi(lr) == 0)
+        alone_us = memcpy_us(biggest, 30, 0);
+    else
+        sleep(2);
+
+    run_t r;
+    memset(&r, 0, sizeof(r));
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &r.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &r.size);
+    if (ucoll_init(&r.uc) != UCOLL_OK)
+        die("ucoll_init failed");
+    ucc_start(&r);
+    const double together_us = memcpy_us(biggest, 30, 1);
+
+    const size_t n_max = biggest / sizeof(float);
+    r.send = malloc(biggest);
+    for (int l = 0; l < NLIBS; l++)
+        r.recv[l] = malloc(biggest);
+    double *t[NLIBS];
+    for (int l = 0; l < NLIBS; l++)
+        t[l] = malloc(sizeof(double) * 1000);
+    if (r.send == NULL || r.recv[0] == NULL || r.recv[1] == NULL || r.recv[2] == NULL)
+        die("out of memory");
+    for (size_t i = 0; i < n_max; i++)
+        r.send[i] = (float)((r.rank + i) % 7);
+    if (r.rank == 0)
+        printf("label,np,coll,bytes,ucoll_us,ucc_us,mpi_us\n");
+
+    char *clist = strdup(colls);
+    for (char *cn = strtok(clist, ","); cn != NULL; cn = strtok(NULL, ",")) {
+        int coll = -1;
+        for (int c = 0; c < NCOLLS; c++)
+            if (strcmp(cn, coll_names[c]) == 0)
+                coll = c;
+        if (coll < 0)
+            die("unknown collective");
+        const int has_ucc = coll != C_EXSCAN && coll != C_SCAN;
+        for (int k = 0; k < nsz; k++) {
+            const size_t n = sz[k] / sizeof(float);
+            const int iters = sz[k] <= 65536 ? 1000 : sz[k] <= (1 << 20) ? 200 : 30;
+            const int warm = iters / 10 + 2;
+            for (int i = -warm; i < iters; i++) {
+                for (int j = 0; j < NLIBS; j++) {
+                    const int lib = ((i + warm) + j) % NLIBS;
+                    if (lib == LIB_UCC && !has_ucc)
+                        continue;
+                    quiet_barrier();
+                    barrier(&r, lib);
+                    const double t0 = now_us();
+                    call(&r, lib, coll, n);
+                    if (i >= 0)
+                        t[lib][i] = now_us() - t0;
+                    /* untimed: what a rank still owes its peers (rendezvous replies) moves
+                     * only inside the library that owes it */
+                    barrier(&r, lib);
+                    if (i == -warm && check(&r, coll, n, r.recv[lib])) {
+                        fprintf(stderr, "ucoll_vs_ucc: rank %d: %s %zu B: wrong result from %s\n",
+                                r.rank, cn, sz[k],
+                                lib == 0   ? "ucoll"
+                                : lib == 1 ? "UCC"
+                                           : "MPI");
+                        MPI_Abort(MPI_COMM_WORLD, 1);
+                    }
+                }
+            }
+            double med[NLIBS] = {0, 0, 0};
+            for (int l = 0; l < NLIBS; l++) {
+                if (l == LIB_UCC && !has_ucc)
+                    continue;
+                MPI_Allreduce(MPI_IN_PLACE, t[l], iters, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+                med[l] = median(t[l], iters);
+            }
+            if (r.rank == 0) {
+                printf("%s,%d,%s,%zu,%.2f,", label, r.size, cn, sz[k], med[LIB_UCOLL]);
+                if (has_ucc)
+                    printf("%.2f", med[LIB_UCC]);
+                printf(",%.2f\n", med[LIB_MPI]);
+                fflush(stdout);
+            }
+        }
+    }
+    if (r.rank == 0)
+        printf("# memcpy %zu B: rank 0 alone %.1f us (%.2f GB/s), all %d ranks at once %.1f us "
+               "(%.2f GB/s)\n",
+               biggest, alone_us, biggest / alone_us * 1e-3, r.size, together_us,
+               biggest / together_us * 1e-3);
+    while (ucc_team_destroy(r.team) == UCC_INPROGRESS)
+        ucc_context_progress(r.ctx);
+    ucoll_finalize(r.uc);
+    MPI_Finalize();
+    return 0;
+}
