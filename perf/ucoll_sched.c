@@ -68,8 +68,10 @@ static void usage(FILE *f)
             "  -r, --root ROOT        root of reduce, bcast, gather(v), scatter(v), default 0\n"
             "      --noncommutative   treat the op as non-commutative (default commutative)\n"
             "      --ranks            also list every rank's figures and steps\n"
-            "      --predict A,B,G    append the cost model's time: alpha us/round, beta ns/byte,\n"
-            "                         gamma ns/byte of one (+)\n"
+            "      --predict A,B,G[,S,A2,B2]\n"
+            "                         append the cost model's time: alpha us/round, beta ns/byte,\n"
+            "                         gamma ns/byte of one (+); S,A2,B2: messages above S bytes\n"
+            "                         take alpha A2 and beta B2 (UCOLL_PRINT_COST=1 shows them)\n"
             "  -a auto                the algorithm the library's auto picks (its cost model,\n"
             "                         parameters from --predict or UCOLL_*_NS/US)\n"
             "layouts (ranks on hosts; -p may be left out): every line adds hosts=, cross_msgs=,\n"
@@ -298,7 +300,9 @@ int main(int argc, char **argv)
     sched_hosts_t layout_hosts = {0, 0, 0, 0, NULL, NULL, NULL};
     int ranks = 0, commutative = 1, c, predict = 0;
     const char *hosts_s = NULL, *per_host_s = NULL, *layout_s = NULL, *rr_s = NULL;
-    cost_params_t cost = {COST_DEFAULT_ALPHA_US, COST_DEFAULT_BETA_NS, COST_DEFAULT_GAMMA_NS};
+    cost_params_t cost = {.alpha_us = COST_DEFAULT_ALPHA_US,
+                          .beta_ns = COST_DEFAULT_BETA_NS,
+                          .gamma_ns = COST_DEFAULT_GAMMA_NS};
 
     while ((c = getopt_long(argc, argv, "c:a:p:m:r:h", opts, NULL)) != -1) {
         switch (c) {
@@ -343,14 +347,32 @@ int main(int argc, char **argv)
                 cost.beta_ns = strtod(end + 1, &end);
             if (*end == ',')
                 cost.gamma_ns = strtod(end + 1, &end);
+            double small_max = 0;
+            int paths = 0;
+            if (*end == ',') { /* the second path: SMALL_MAX,ALPHA2_US,BETA2_NS */
+                paths = 1;
+                small_max = strtod(end + 1, &end);
+                if (*end == ',')
+                    cost.big_alpha_us = strtod(end + 1, &end);
+                else
+                    paths = -1;
+                if (*end == ',')
+                    cost.big_beta_ns = strtod(end + 1, &end);
+                else
+                    paths = -1;
+            }
             if (*end != '\0' || cost.alpha_us < 0 || cost.beta_ns < 0 || cost.gamma_ns < 0 ||
-                strchr(optarg, ',') == NULL || strchr(strchr(optarg, ',') + 1, ',') == NULL) {
+                paths < 0 || !(small_max >= 0 && small_max < 1e15) || cost.big_alpha_us < 0 ||
+                cost.big_beta_ns < 0 || strchr(optarg, ',') == NULL ||
+                strchr(strchr(optarg, ',') + 1, ',') == NULL) {
                 fprintf(stderr,
                         "ucoll_sched: --predict '%s': give ALPHA_US,BETA_NS,GAMMA_NS, "
-                        "three numbers >= 0 (e.g. --predict 1.5,0.2,0.5)\n",
+                        "three numbers >= 0 (e.g. --predict 1.5,0.2,0.5), optionally followed "
+                        "by SMALL_MAX,ALPHA2_US,BETA2_NS for messages above SMALL_MAX bytes\n",
                         optarg);
                 return 2;
             }
+            cost.small_max = (size_t)small_max;
             break;
         }
         case 'h':

@@ -170,10 +170,14 @@ static ucoll_status_t init_common(bootstrap_t *bs, ucoll_thread_level_t level, u
     uint64_t machine = UINT64_C(14695981039346656037); /* FNV-1a */
     for (size_t i = 0; i < sizeof(id); i++)
         machine = (machine ^ (unsigned char)id[i]) * UINT64_C(1099511628211);
+    const int rings = shm_fd >= 0;
     st = tp_create(bs->rank, bs->size, local_ranks, nlocal, machine, shm_fd, ctx->cfg.yield,
                    ctx->cfg.failure, level, lookup_peer, bs, &ctx->tp);
     shm_fd = -1; /* tp_create took it */
     const int host_leader = local_ranks[0], all_local = nlocal == bs->size;
+    ctx->ring_max = rings && all_local ? TP_RING_MAX_MESSAGE : 0;
+    const int cpus = tp_host_cpus();
+    ctx->crowd_cpus = all_local && nlocal > cpus ? (unsigned)cpus : 0;
     free(local_ranks);
     local_ranks = NULL;
     if (st != UCOLL_OK)

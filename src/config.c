@@ -59,6 +59,9 @@ static const config_var_t vars[] = {
      "1: ucoll_finalize prints one line per rank on stderr: endpoints created, peers' rings "
      "mapped, peer addresses fetched from PMIx, messages sent through UCX and through the "
      "rings"},
+    {"UCOLL_PRINT_COST", "0",
+     "1: rank 0 prints the cost model auto uses, as agreed at init (alpha, beta, and gamma of "
+     "sum on float32 and float64), to stderr"},
     {"UCOLL_CHECK", "0",
      "1: every collective first compares its kind, count, dtype, op, root and algorithm across "
      "the ranks (one small allreduce); a mismatch is UCOLL_ERR_MISMATCH on every rank with a "
@@ -200,6 +203,14 @@ ucoll_status_t config_read(ucoll_config_t *cfg)
             return UCOLL_ERR_INVALID_ARG;
         }
         cfg->stats = stats[0] == '1';
+    }
+    const char *print_cost = getenv("UCOLL_PRINT_COST");
+    if (print_cost != NULL && *print_cost != '\0') {
+        if (strcmp(print_cost, "0") != 0 && strcmp(print_cost, "1") != 0) {
+            fprintf(stderr, "ucoll: UCOLL_PRINT_COST=%s: use 1 (on) or 0 (off)\n", print_cost);
+            return UCOLL_ERR_INVALID_ARG;
+        }
+        cfg->print_cost = print_cost[0] == '1';
     }
     const char *check = getenv("UCOLL_CHECK");
     if (check != NULL && *check != '\0') {

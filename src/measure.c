@@ -1,7 +1,13 @@
 /*
  * The cost model's inputs, measured once at init on world (README, "Algorithm choice"):
- *   alpha, beta  from the median times of bcasts of 8 B and 256 KiB (UCOLL_ALPHA_US and
- *                UCOLL_BETA_NS_PER_BYTE state them instead)
+ *   alpha, beta  from the lower-quartile times of flat binomial bcasts (UCOLL_ALPHA_US and
+ *                UCOLL_BETA_NS_PER_BYTE state one pair for every message instead). When every
+ *                rank is on this host and the rings carry the small messages, two paths:
+ *                the rings' alpha and beta from 8 B and the rings' largest message, UCX's
+ *                from 64 KiB and 256 KiB (its intercept and slope). Otherwise one path, from
+ *                8 B and 256 KiB. The lower quartile, not the median: right after start-up a
+ *                rank's wait is sometimes stretched by the launcher's threads (4 us instead
+ *                of 0.2 at np = 2 here), which is not what later collectives see
  *   gamma        of every predefined op on every dtype it applies to, each timed on this
  *                process over a small vector (UCOLL_GAMMA_NS_PER_BYTE states one value for all);
  *                AVG's is SUM's (the same kernel)
@@ -11,18 +17,24 @@
  */
 #include "ucoll_int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* bytes of the vector each gamma is timed on: in L1, long enough for the clock (about 1 us) */
 #define GAMMA_BYTES 8192
 #define GAMMA_REPS 3
+/* agreed words of the network's cost: alpha, beta, the big path's alpha and beta */
+#define NET_WORDS 4
 
-/* median of the per-iteration times of a bcast of `bytes` from rank 0 */
+/* lower quartile of the per-iteration times of a bcast of `bytes` from rank 0 */
 static double time_bcast(ucoll_comm_t *world, void *buf, size_t bytes, int iters)
 {
-    double t[16];
-    ucoll_bcast(world, buf, bytes, UCOLL_UINT8, 0); /* warm-up */
+    double t[32];
+    if (iters > 32)
+        iters = 32;
+    for (int i = 0; i < 3; i++) /* warm-up: a path's first messages set it up */
+        ucoll_bcast(world, buf, bytes, UCOLL_UINT8, 0);
     for (int i = 0; i < iters; i++) {
         ucoll_barrier(world);
         double t0 = now_seconds();
@@ -35,7 +47,7 @@ static double time_bcast(ucoll_comm_t *world, void *buf, size_t bytes, int iters
             t[j] = t[j - 1];
             t[j - 1] = x;
         }
-    return t[iters / 2];
+    return t[iters / 4];
 }
 
 /* ns per byte of one application of op on dtype here: the best of a few timed runs after a
@@ -60,17 +72,19 @@ ucoll_status_t measure_cost_model(ucoll_ctx_t *ctx)
     ucoll_comm_t *world = ctx->world;
     const ucoll_config_t *cfg = &ctx->cfg;
     const int measure_net = world->size > 1 && (cfg->alpha_us < 0 || cfg->beta_ns < 0);
-    /* mine[0], mine[1]: alpha, beta; then gamma[op][dtype] */
-    double mine[2 + UCOLL_NOPS * UCOLL_NDTYPES], agreed[2 + UCOLL_NOPS * UCOLL_NDTYPES];
-    double *gamma = &mine[2];
+    /* mine[0..3]: alpha, beta, the big path's alpha and beta; then gamma[op][dtype] */
+    double mine[NET_WORDS + UCOLL_NOPS * UCOLL_NDTYPES],
+        agreed[NET_WORDS + UCOLL_NOPS * UCOLL_NDTYPES];
+    double *gamma = &mine[NET_WORDS];
     size_t n = 0; /* values to agree, from the start of mine */
+    const size_t ring_max = ctx->ring_max;
 
     memset(mine, 0, sizeof(mine));
+    ctx->net = (cost_params_t){0};
     ctx->net.alpha_us = cfg->alpha_us >= 0 ? cfg->alpha_us : COST_DEFAULT_ALPHA_US;
     ctx->net.beta_ns = cfg->beta_ns >= 0 ? cfg->beta_ns : COST_DEFAULT_BETA_NS;
-    ctx->net.gamma_ns = 0;
     if (measure_net) {
-        const size_t big = 256 * 1024;
+        const size_t big = 256 * 1024, mid = 64 * 1024;
         char *buf = calloc(1, big);
         if (buf == NULL)
             return UCOLL_ERR_NO_MEMORY;
@@ -81,15 +95,24 @@ ucoll_status_t measure_cost_model(ucoll_ctx_t *ctx)
         const alg_choice_t chosen = world->alg[UCOLL_COLL_BCAST];
         world->alg[UCOLL_COLL_BCAST] =
             (alg_choice_t){alg_lookup(UCOLL_COLL_BCAST, "binomial", &param), param};
-        double t_small = time_bcast(world, buf, 8, 11);
-        double t_big = time_bcast(world, buf, big, 5);
+        const double t_small = time_bcast(world, buf, 8, 31);
+        const double t_ring = ring_max > 0 ? time_bcast(world, buf, ring_max, 31) : 0;
+        const double t_big = time_bcast(world, buf, big, 15);
+        const double t_mid = ring_max > 0 ? time_bcast(world, buf, mid, 15) : 0;
         world->alg[UCOLL_COLL_BCAST] = chosen;
         free(buf);
         mine[0] = t_small * 1e6 / rounds;
-        mine[1] = (t_big - t_small) * 1e9 / (rounds * big);
-        if (mine[1] < 0)
-            mine[1] = 0;
-        n = 2;
+        if (ring_max > 0) {
+            mine[1] = (t_ring - t_small) * 1e9 / (rounds * (double)(ring_max - 8));
+            mine[3] = (t_big - t_mid) * 1e9 / (rounds * (double)(big - mid));
+            mine[2] = t_mid * 1e6 / rounds - (double)mid * (mine[3] > 0 ? mine[3] : 0) * 1e-3;
+        } else {
+            mine[1] = (t_big - t_small) * 1e9 / (rounds * big);
+        }
+        for (int i = 1; i < NET_WORDS; i++)
+            if (mine[i] < 0)
+                mine[i] = 0;
+        n = NET_WORDS;
     }
     if (cfg->gamma_ns >= 0) {
         for (int op = 0; op < UCOLL_NOPS; op++)
@@ -125,7 +148,38 @@ ucoll_status_t measure_cost_model(ucoll_ctx_t *ctx)
         ctx->net.alpha_us = mine[0];
     if (measure_net && cfg->beta_ns < 0)
         ctx->net.beta_ns = mine[1];
+    /* two paths only when both were measured: a stated alpha or beta prices every message */
+    if (measure_net && ring_max > 0 && cfg->alpha_us < 0 && cfg->beta_ns < 0) {
+        ctx->net.small_max = ring_max;
+        ctx->net.big_alpha_us = mine[2];
+        ctx->net.big_beta_ns = mine[3];
+    }
+    ctx->net.crowd_cpus = ctx->crowd_cpus;
     if (cfg->gamma_ns < 0)
         memcpy(ctx->gamma_ns, gamma, sizeof(ctx->gamma_ns));
+    if (cfg->print_cost && world->rank == 0) {
+        const cost_params_t *c = &ctx->net;
+        if (c->crowd_cpus > 0)
+            fprintf(stderr,
+                    "ucoll: cost model: %d ranks share %u CPUs, a round of more than %u "
+                    "messages is priced messages/%u times longer\n",
+                    world->size, c->crowd_cpus, c->crowd_cpus, c->crowd_cpus);
+        if (c->small_max > 0)
+            fprintf(stderr,
+                    "ucoll: cost model on %d ranks: up to %zu B (rings) alpha %.3f us, beta %.4f "
+                    "ns/B; above (UCX) alpha %.3f us, beta %.4f ns/B (measured); gamma of sum "
+                    "%.4f ns/B on float32, %.4f on float64\n",
+                    world->size, c->small_max, c->alpha_us, c->beta_ns, c->big_alpha_us,
+                    c->big_beta_ns, ctx->gamma_ns[UCOLL_OP_SUM][UCOLL_FLOAT32],
+                    ctx->gamma_ns[UCOLL_OP_SUM][UCOLL_FLOAT64]);
+        else
+            fprintf(stderr,
+                    "ucoll: cost model on %d ranks: alpha %.3f us, beta %.4f ns/B (%s); gamma "
+                    "of sum %.4f ns/B on float32, %.4f on float64\n",
+                    world->size, c->alpha_us, c->beta_ns,
+                    measure_net ? "measured" : "stated or default",
+                    ctx->gamma_ns[UCOLL_OP_SUM][UCOLL_FLOAT32],
+                    ctx->gamma_ns[UCOLL_OP_SUM][UCOLL_FLOAT64]);
+    }
     return UCOLL_OK;
 }

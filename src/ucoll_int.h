@@ -32,6 +32,7 @@ typedef struct {
     int shm;                   /* UCOLL_SHM: the on-host small-message channel */
     int stats;                 /* UCOLL_STATS: the finalize line of what this rank used */
     int check;                 /* UCOLL_CHECK: compare every collective's arguments first */
+    int print_cost;            /* UCOLL_PRINT_COST: rank 0 prints the agreed cost model */
     tp_failure_mode_t failure; /* UCOLL_FAILURE_DETECTION */
     int wait_sleep;            /* UCOLL_WAIT_MODE=sleep: idle waits sleep on the event fd */
     const char *alg_env[UCOLL_NCOLLS]; /* UCOLL_<COLL>_ALG values or NULL */
@@ -182,6 +183,12 @@ struct ucoll_ctx {
     int sleepers;
     uint64_t comm_ids_used[COMM_ID_WORDS]; /* tag comm ids of this process's live comms */
     cost_params_t net; /* alpha and beta agreed by all ranks at init (gamma unused here) */
+    /* the largest message of the rings when every rank is on this host and the rings carry
+     * the small messages (the cost model then prices two paths); 0 otherwise */
+    size_t ring_max;
+    /* the host's CPUs when every rank is on this host and they are fewer than the ranks (the
+     * cost model then stretches the rounds that keep more ranks busy); 0 otherwise */
+    unsigned crowd_cpus;
     /* world rank -> the lowest world rank on its host, gathered at init from each rank's
      * launcher-given local ranks; NULL while unknown and when every rank shares one host */
     int *world_host;

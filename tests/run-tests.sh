@@ -518,16 +518,17 @@ fi
 
 # ucoll_sched -a auto names the library's own choice (cost_select) with the model's defaults
 # (1 us, 0.1 ns/B, 0.1 ns/B: none of the UCOLL_* cost variables set): allreduce of 16 MiB on 5
-# ranks is rs-ag, 8/5 of the vector in 6 rounds against rhrd's 5/2 in as many
+# ranks is the ring, 8/5 of the vector in 8 rounds, no copies, against rs-ag's 8/5 in 6 rounds
+# and its 2 vectors of copies and rhrd's 5/2 in 6
 section "perf tools: ucoll_sched's auto"
 sched_log="$LOGDIR/ucoll_sched_auto.log"
 env -u UCOLL_ALPHA_US -u UCOLL_BETA_NS_PER_BYTE -u UCOLL_GAMMA_NS_PER_BYTE \
     -u UCOLL_ALLREDUCE_RHRD_MIN ./ucoll_sched -c allreduce -a auto -p 5 -m 16777216 \
     >"$sched_log" 2>&1
-if grep -q -E '^coll=allreduce alg=rs-ag p=5 bytes=16777216 rounds=6 .* auto=1$' "$sched_log"; then
-    pass "ucoll_sched -c allreduce -a auto -p 5 -m 16777216: rs-ag"
+if grep -q -E '^coll=allreduce alg=ring p=5 bytes=16777216 rounds=8 .* auto=1$' "$sched_log"; then
+    pass "ucoll_sched -c allreduce -a auto -p 5 -m 16777216: ring"
 else
-    fail "ucoll_sched -c allreduce -a auto -p 5 -m 16777216: rs-ag" "$sched_log"
+    fail "ucoll_sched -c allreduce -a auto -p 5 -m 16777216: ring" "$sched_log"
 fi
 
 # ucoll_sched on a layout (algorithms.md 4.1): 4 hosts x 2 ranks, 1 KiB, the model's defaults.

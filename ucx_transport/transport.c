@@ -37,6 +37,8 @@
  * failure detection), NET for every other peer. Each has its own worker; a context is created
  * only if some peer uses it. */
 enum { TP_HOST = 0, TP_NET = 1, TP_NCTX = 2 };
+_Static_assert((int)TP_RING_MAX_MESSAGE == (int)SHM_MAX_MESSAGE,
+               "transport.h names the rings' limit");
 
 struct tp_ucp {
     ucp_context_h context;
@@ -101,7 +103,7 @@ static double tp_clock(void)
 /* CPUs of this host, not of this process: a launcher that binds every rank to a core of its
  * own (mpirun does by default) leaves each rank an affinity mask of one CPU, yet the ranks do
  * not compete. Ranks share CPUs when there are more of them on the host than online CPUs. */
-static int count_cpus(void)
+int tp_host_cpus(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     if (n > 0)
@@ -210,7 +212,7 @@ ucoll_status_t tp_create(int rank, int nranks, const int *local_ranks, int nloca
     tp->yield_mode = yield_mode;
     tp->lookup = lookup;
     tp->lookup_arg = lookup_arg;
-    tp->oversubscribed = nlocal > count_cpus();
+    tp->oversubscribed = nlocal > tp_host_cpus();
     tp->event_fd = tp->timer_fd = tp->kick_fd = -1;
     tp->peers = calloc((size_t)nranks, sizeof(*tp->peers));
     if (tp->peers == NULL) {

@@ -63,6 +63,13 @@ typedef struct tp_chunk {
 
 typedef enum { TP_YIELD_AUTO, TP_YIELD_ALWAYS, TP_YIELD_NEVER } tp_yield_mode_t;
 
+/* the largest message the on-host rings carry (SHM_MAX_MESSAGE); longer ones go through UCX */
+enum { TP_RING_MAX_MESSAGE = 4096 };
+
+/* online CPUs of this host (not this process's affinity mask, which a launcher that binds
+ * ranks narrows to one CPU): ranks compete for CPUs when more of them share the host */
+int tp_host_cpus(void);
+
 /* how a dead peer is noticed. UCX 1.13 uses no shared memory on an endpoint with peer error
  * handling, so:
  *   AUTO     peers on this host: no UCX error handling (shared memory), their process ids are

@@ -109,7 +109,9 @@ out:
 double cost_predict_us(const sched_figures_t *fig, double bytes, const cost_params_t *cost)
 {
     const double piece = fig->segments > 1 ? bytes / fig->segments : bytes;
-    return fig->rounds * (cost->alpha_us + piece * cost->beta_ns * 1e-3) +
+    double alpha, beta;
+    cost_path(cost, piece, &alpha, &beta);
+    return fig->rounds * (alpha + piece * beta * 1e-3) +
            fig->path_ops * piece * cost->gamma_ns * 1e-3;
 }
 
@@ -162,12 +164,23 @@ int cost_pipeline_k(int p, size_t count, size_t elem_size, double alpha_us, doub
     return k;
 }
 
+int cost_pipeline_k_paths(int p, size_t count, size_t elem_size, const cost_params_t *cost)
+{
+    if (cost->small_max == 0)
+        return cost_pipeline_k(p, count, elem_size, cost->alpha_us, cost->beta_ns);
+    const int k = cost_pipeline_k(p, count, elem_size, cost->big_alpha_us, cost->big_beta_ns);
+    const double piece = (double)count * (double)elem_size / k;
+    if (piece > (double)cost->small_max)
+        return k;
+    return cost_pipeline_k(p, count, elem_size, cost->alpha_us, cost->beta_ns);
+}
+
 int cost_resolve_param(const alg_desc_t *alg, int param, int p, size_t count, size_t elem_size,
                        const cost_params_t *cost)
 {
     if (alg == NULL || !(alg->flags & ALG_PARAM_OPTIONAL) || param != 0)
         return param;
-    return cost_pipeline_k(p, count, elem_size, cost->alpha_us, cost->beta_ns);
+    return cost_pipeline_k_paths(p, count, elem_size, cost);
 }
 
 /* round-optimal, fewest-(+) algorithms first: they win ties */
@@ -242,7 +255,7 @@ const char *cost_auto_exscan_elems(int p, size_t count, size_t elem_size, const 
     /* the pipeline with its k for this vector, last: a tie keeps the fixed candidate */
     int param = 0;
     const alg_desc_t *pipe = alg_lookup(UCOLL_COLL_EXSCAN, "pipeline", &param);
-    const int k = cost_pipeline_k(p, count, elem_size, cost->alpha_us, cost->beta_ns);
+    const int k = cost_pipeline_k_paths(p, count, elem_size, cost);
     sched_figures_t pf;
     if (pipe != NULL && cost_fits_tag(pipe, k, p) && cost_exscan_figures(pipe, k, p, &pf) == 0 &&
         cost_predict_us(&pf, bytes, cost) < cost_predict_us(&best, bytes, cost) * (1 - 1e-12)) {
@@ -336,7 +349,10 @@ int cost_block_figures(const alg_desc_t *alg, int p, block_figures_t *f)
 double cost_block_predict_us(const block_figures_t *f, double block_bytes,
                              const cost_params_t *cost)
 {
-    return f->rounds * cost->alpha_us + (double)f->volume * block_bytes * cost->beta_ns * 1e-3 +
+    /* the path of the rounds' average message */
+    double alpha, beta;
+    cost_path(cost, f->rounds > 0 ? (double)f->volume * block_bytes / f->rounds : 0, &alpha, &beta);
+    return f->rounds * alpha + (double)f->volume * block_bytes * beta * 1e-3 +
            (double)f->ops * block_bytes * cost->gamma_ns * 1e-3;
 }
 

@@ -20,7 +20,28 @@ typedef struct {
     double alpha_us; /* latency per round */
     double beta_ns;  /* per byte moved in a round */
     double gamma_ns; /* per byte of one (+) application */
+    /* a second path for messages of more than small_max bytes (on one host: UCX above the
+     * rings' largest message); small_max 0: alpha and beta price every message */
+    size_t small_max;
+    double big_alpha_us, big_beta_ns;
+    /* > 0 when the ranks share fewer CPUs than there are ranks on the host: a round of more
+     * than crowd_cpus messages runs msgs / crowd_cpus times slower (vector collectives,
+     * cost_vector_predict_us); 0: every rank has a CPU */
+    unsigned crowd_cpus;
 } cost_params_t;
+
+/* one path for every message, every rank with a CPU of its own */
+#define COST_PARAMS(alpha, beta, gamma)                                                            \
+    ((cost_params_t){.alpha_us = (alpha), .beta_ns = (beta), .gamma_ns = (gamma)})
+
+/* alpha and beta of the path a message of msg_bytes takes */
+static inline void cost_path(const cost_params_t *c, double msg_bytes, double *alpha_us,
+                             double *beta_ns)
+{
+    const int big = c->small_max > 0 && msg_bytes > (double)c->small_max;
+    *alpha_us = big ? c->big_alpha_us : c->alpha_us;
+    *beta_ns = big ? c->big_beta_ns : c->beta_ns;
+}
 
 typedef struct {
     unsigned rounds;   /* 1 + highest round index of any process */
@@ -74,6 +95,9 @@ double cost_predict_us(const sched_figures_t *fig, double bytes, const cost_para
  * p <= 2 (no middle rank to overlap with), count <= 1 or alpha = beta = 0. The same on every
  * rank given the same inputs. */
 int cost_pipeline_k(int p, size_t count, size_t elem_size, double alpha_us, double beta_ns);
+/* cost_pipeline_k with the path its segments take: the big path's k, unless its segments
+ * are small messages (then the small path's) */
+int cost_pipeline_k_paths(int p, size_t count, size_t elem_size, const cost_params_t *cost);
 /* the largest k cost_pipeline_k gives for p processes, any vector */
 int cost_pipeline_k_max(int p);
 
@@ -137,10 +161,13 @@ double cost_block_predict_us(const block_figures_t *f, double block_bytes,
 /*
  * reduce, allreduce, bcast, scan, barrier (cost_vector.c): figures as fractions of the vector
  * of m elements, exact when den divides m (every piece the schedule cuts is then m/den), and
- *   time = rounds * alpha + volume_bytes * beta + path_bytes * gamma
- * with volume_bytes and path_bytes the fractions below of the vector's bytes (pieces rounded
- * up, see cost_vector_predict_us). path is the busiest process's (+) (ops) except for the
- * linear and recursive-doubling scans, whose chains are longer.
+ *   time = (rounds * alpha + volume_bytes * beta + (path_bytes + copy_bytes) * gamma) * crowd
+ * with volume_bytes, path_bytes and copy_bytes the fractions below of the vector's bytes
+ * (pieces rounded up, see cost_vector_predict_us); a copy is priced as one (+) (it reads and
+ * writes as much); crowd = max(1, msgs / crowd_cpus) when the host's CPUs are fewer than its
+ * ranks (each message is copied in and out by the CPUs of its two ranks), else 1. path is the
+ * busiest process's (+) (ops) except for the linear and recursive-doubling scans, whose chains are
+ * longer.
  */
 typedef struct {
     unsigned rounds; /* 1 + highest round index of any process */
@@ -148,6 +175,8 @@ typedef struct {
     uint64_t volume; /* sum over rounds of the largest message of the round, in units */
     uint64_t ops;    /* elements combined by (+) on the busiest process, in units */
     uint64_t path;   /* elements combined on the critical path (a chain of (+)), in units */
+    uint64_t copies; /* elements the busiest process copies locally (COPY steps), in units */
+    unsigned msgs;   /* the most messages of one round */
 } vector_figures_t;
 
 /* 1 for reduce, allreduce, bcast, scan, barrier */

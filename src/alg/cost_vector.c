@@ -49,6 +49,9 @@
  * before it sends the next), and in every round it combines as much as any process (the core
  * steps and the ring and Bruck rounds are the same size on every process, and rhrd's first
  * two rounds combine half vectors), so no chain through messages is longer.
+ * Copies (COPY steps of the busiest process) and the most messages of one round, for the
+ * crowded-host factor, are in algorithms.md's table; the unit test holds them to the schedules
+ * too (p >= 2).
  * These agree with algorithms.md 2 and 4.3 / 4.6. The rhrd forms fall back to binomial /
  * recursive-doubling for m < N (their builders do), and so do their figures here.
  */
@@ -77,6 +80,15 @@ static void set(vector_figures_t *f, unsigned rounds, uint64_t den, uint64_t vol
     f->volume = volume;
     f->ops = ops;
     f->path = ops;
+    f->copies = 0;
+    f->msgs = 0;
+}
+
+/* copies (in units) and the most messages of one round */
+static void set_local(vector_figures_t *f, uint64_t copies, uint64_t msgs)
+{
+    f->copies = copies;
+    f->msgs = (unsigned)msgs;
 }
 
 int cost_vector_figures(const alg_desc_t *alg, int p, size_t count, int root, int commutative,
@@ -117,11 +129,19 @@ int cost_vector_figures_param(const alg_desc_t *alg, int param, int p, size_t co
         const uint64_t k = (uint64_t)pipeline_segments(&a);
         set(f, (unsigned)(P + k - 2), k, P + k - 2, k);
         f->path = P + k - 2;
+        set_local(f, k, k < P - 1 ? k : P - 1); /* a message per segment in flight */
         return 0;
     }
+    /* the most messages of one round: a fold's or a core's widest round max(N, 2 (p - N)),
+     * a binomial tree's max(N/2, p - N) (reduce: floor(p/2)), the rings and doubling scans
+     * about one per process */
+    const uint64_t fold_msgs = N > 2 * (P - N) ? N : 2 * (P - N);
+    const uint64_t tree_msgs = N / 2 > P - N ? N / 2 : P - N;
     if (b == reduce_binomial_build) {
         const unsigned forward = !commutative && root != 0;
         set(f, q + forward, 1, q + forward, q);
+        /* ordered at root 0: the received partial and the own part each copied once */
+        set_local(f, !commutative && root == 0 ? 2 : 1, P / 2);
     } else if (b == reduce_rhrd_build || b == reduce_rhrd_classic_build ||
                b == allreduce_rhrd_build || b == allreduce_rhrd_classic_build) {
         const int reduce = b == reduce_rhrd_build || b == reduce_rhrd_classic_build;
@@ -132,28 +152,37 @@ int cost_vector_figures_param(const alg_desc_t *alg, int param, int p, size_t co
             set(f, 2 * lf + 1 + classic, 2 * N, classic ? 6 * N - 4 : 5 * N - 4, 3 * N - 2);
         else
             set(f, 2 * lf + 2 + classic, 2 * N, classic ? 8 * N - 4 : 6 * N - 4, 3 * N - 2);
+        set_local(f, 0, fold_msgs);
     } else if (b == allreduce_recursive_doubling_build) {
         set(f, lf + 2 * folded, 1, lf + 2 * folded, lf + folded);
+        set_local(f, commutative ? 1 : 2, N);
     } else if (b == allreduce_rs_ag_build) {
         set(f, 2 * q, P, 2 * (P - 1), P - 1);
+        set_local(f, 2 * P, P);
     } else if (b == allreduce_ring_build) {
         if (commutative)
             set(f, 2 * (unsigned)(p - 1), P, 2 * (P - 1), P - 1);
         else
             set(f, 2 * (unsigned)(p - 1), P, 3 * P - 4, p == 2 ? 1 : P);
+        set_local(f, commutative ? 0 : 2 * P - 3, P);
     } else if (b == bcast_binomial_build) {
         set(f, q, 1, q, 0);
+        set_local(f, 0, tree_msgs);
     } else if (b == bcast_scatter_allgather_build) {
         set(f, 2 * q, P, 2 * (P - 1), 0);
+        set_local(f, P, P);
     } else if (b == scan_linear_build) {
         set(f, (unsigned)(p - 1), 1, P - 1, 1);
         f->path = P - 1;
+        set_local(f, 1, 1);
     } else if (b == scan_doubling_build) {
         set(f, q, 1, q, q);
+        set_local(f, 1, P - 1);
     } else if (b == scan_recursive_doubling_build) {
         set(f, q, 1, q, 2 * lf - 1);
         f->path = 2 * lf - 1 + (2 * P >= 3 * N);
-    } else { /* barrier dissemination */
+        set_local(f, P >= 4 ? 2 : 1, 2 * (P / 2));
+    } else { /* barrier dissemination: empty messages */
         set(f, q, 1, 0, 0);
     }
     return 0;
@@ -172,8 +201,14 @@ double cost_vector_predict_us(const vector_figures_t *f, size_t count, size_t el
                               const cost_params_t *cost)
 {
     const double unit = (double)((count + f->den - 1) / f->den) * (double)elem_size;
-    return f->rounds * cost->alpha_us + (double)f->volume * unit * cost->beta_ns * 1e-3 +
-           (double)f->path * unit * cost->gamma_ns * 1e-3;
+    /* the path of the rounds' average message */
+    double alpha, beta;
+    cost_path(cost, f->rounds > 0 ? (double)f->volume * unit / f->rounds : 0, &alpha, &beta);
+    const double crowd = cost->crowd_cpus > 0 && f->msgs > cost->crowd_cpus
+                             ? (double)f->msgs / cost->crowd_cpus
+                             : 1.0;
+    return crowd * (f->rounds * alpha + (double)f->volume * unit * beta * 1e-3 +
+                    (double)(f->path + f->copies) * unit * cost->gamma_ns * 1e-3);
 }
 
 /* auto's candidates per collective, in order of preference for ties: the small-vector

@@ -925,7 +925,7 @@ END_TEST
  * beta + (+) * B * gamma with the figures of 4, ties to the registry's order */
 START_TEST(test_auto_choices)
 {
-    const cost_params_t cost = {1.0, 0.1, 0.1};
+    const cost_params_t cost = COST_PARAMS(1.0, 0.1, 0.1);
     const struct {
         ucoll_coll_t coll;
         int p;

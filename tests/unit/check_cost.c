@@ -220,7 +220,7 @@ END_TEST
 /* which exscan algorithm auto picks */
 START_TEST(auto_choices)
 {
-    const cost_params_t cheap = {1.0, 0.1, 0.0}, costly = {1.0, 0.1, 50.0};
+    const cost_params_t cheap = COST_PARAMS(1.0, 0.1, 0.0), costly = COST_PARAMS(1.0, 0.1, 50.0);
     struct {
         int p;
         double bytes;
@@ -273,9 +273,19 @@ END_TEST
 START_TEST(prediction_formula)
 {
     sched_figures_t f = {4, 3, 5, 1};
-    cost_params_t c = {2.0, 0.5, 0.25};
+    cost_params_t c = COST_PARAMS(2.0, 0.5, 0.25);
     /* 4*(2 + 1000*0.5e-3) + 5*1000*0.25e-3 = 10 + 1.25 */
     ck_assert_double_eq_tol(cost_predict_us(&f, 1000, &c), 11.25, 1e-9);
+    /* a second path above 512 bytes, alpha 10, beta 0.1: 4*(10 + 1000*0.1e-3) + 1.25 = 41.65;
+     * 500 bytes stay on the first: 4*(2 + 0.25) + 5*500*0.25e-3 = 9.625 */
+    c.small_max = 512;
+    c.big_alpha_us = 10;
+    c.big_beta_ns = 0.1;
+    ck_assert_double_eq_tol(cost_predict_us(&f, 1000, &c), 41.65, 1e-9);
+    ck_assert_double_eq_tol(cost_predict_us(&f, 500, &c), 9.625, 1e-9);
+    /* 4 segments of 250 bytes take the first path: 4*(2 + 0.125) + 5*250*0.25e-3 = 8.8125 */
+    f.segments = 4;
+    ck_assert_double_eq_tol(cost_predict_us(&f, 1000, &c), 8.8125, 1e-9);
 }
 END_TEST
 
@@ -416,7 +426,8 @@ static int any_fits(ucoll_coll_t coll, int p, int commutative)
 START_TEST(auto_fits_the_round_field_blocks)
 {
     const int ps[] = {2, 255, 256, 257, 300, 1000, 4096, 65537};
-    const cost_params_t costs[] = {{1.0, 0.1, 0.0}, {1.0, 0.1, 50.0}, {100.0, 0.001, 0.0}};
+    const cost_params_t costs[] = {COST_PARAMS(1.0, 0.1, 0.0), COST_PARAMS(1.0, 0.1, 50.0),
+                                   COST_PARAMS(100.0, 0.001, 0.0)};
     const size_t sizes[] = {8, 8192, 1 << 20};
     for (int c = 0; c < UCOLL_NCOLLS; c++)
         for (size_t i = 0; i < sizeof(ps) / sizeof(ps[0]); i++)
@@ -439,7 +450,7 @@ START_TEST(auto_fits_the_round_field_blocks)
                                       alg_coll_name((ucoll_coll_t)c), ps[i], sizes[b], name,
                                       cost_rounds_bound(alg, param, ps[i]));
                     }
-    const cost_params_t cost = {1.0, 0.1, 0.0};
+    const cost_params_t cost = COST_PARAMS(1.0, 0.1, 0.0);
     ck_assert_str_eq(cost_select(UCOLL_COLL_ALLTOALL, 256, 8192, 1, &cost, 0, 0), "pairwise");
     ck_assert_ptr_null(cost_select(UCOLL_COLL_REDUCE_SCATTER_BLOCK, 300, 8192, 0, &cost, 0, 0));
 }
@@ -448,7 +459,8 @@ END_TEST
 START_TEST(auto_fits_the_round_field)
 {
     const int ps[] = {2, 255, 256, 257, 1000, 4096, 65537, UCOLL_MAX_RANKS};
-    const cost_params_t costs[] = {{1.0, 0.1, 0.0}, {1.0, 0.1, 50.0}, {0.01, 0.001, 1e6}};
+    const cost_params_t costs[] = {COST_PARAMS(1.0, 0.1, 0.0), COST_PARAMS(1.0, 0.1, 50.0),
+                                   COST_PARAMS(0.01, 0.001, 1e6)};
     const double sizes[] = {8, 1 << 20, 1 << 30};
     for (size_t i = 0; i < sizeof(ps) / sizeof(ps[0]); i++)
         for (size_t c = 0; c < sizeof(costs) / sizeof(costs[0]); c++)
@@ -501,7 +513,7 @@ END_TEST
 
 START_TEST(selection_builds_no_schedule)
 {
-    const cost_params_t cost = {1.0, 0.1, 5.0};
+    const cost_params_t cost = COST_PARAMS(1.0, 0.1, 5.0);
     const unsigned long before = sched_figures_builds();
     static const int ps[] = {16, 65536, 1 << 20};
     /* the thresholds' rule (32768) and the cost model (0) for reduce and allreduce; both

@@ -76,6 +76,16 @@ static void compare(const alg_desc_t *alg, int p, size_t count, size_t elem, int
             cn, alg->name, p, count, root, comm, f.rounds, (unsigned long long)f.volume,
             (unsigned long long)f.den, (unsigned long long)f.ops, (unsigned long long)f.den,
             res.rounds, (unsigned long long)res.volume_bytes, (unsigned long long)op_elems);
+    uint64_t copy_elems = 0;
+    for (int r = 0; r < p; r++)
+        copy_elems = res.rank_copy_elems[r] > copy_elems ? res.rank_copy_elems[r] : copy_elems;
+    /* p = 1: the figures are 0 by definition (nothing to choose), the schedule still copies */
+    REQUIRE(p == 1 || (copy_elems == f.copies * unit && res.max_msgs == f.msgs),
+            "%s %s p=%d count=%zu root=%d commutative=%d: closed form copies %llu/%llu, %u "
+            "messages a round; "
+            "schedules copy %llu elements, %u messages",
+            cn, alg->name, p, count, root, comm, (unsigned long long)f.copies,
+            (unsigned long long)f.den, f.msgs, (unsigned long long)copy_elems, res.max_msgs);
     REQUIRE(cost_rounds_bound(alg, 0, p) >= res.rounds, "%s %s p=%d: rounds bound %u < %u", cn,
             alg->name, p, cost_rounds_bound(alg, 0, p), res.rounds);
     symbolic_result_free(&res);
@@ -329,16 +339,38 @@ START_TEST(test_prediction_formula)
     /* 3 rounds, 5/4 of the vector moved, 3/4 combined on the path (2/4 on the busiest
      * process); 10 elements of 8 bytes: a unit is ceil(10/4) = 3 elements = 24 bytes.
      * 3*2 + 5*24*0.5e-3 + 3*24*0.25e-3 = 6 + 0.06 + 0.018 */
-    const vector_figures_t f = {3, 4, 5, 2, 3};
-    const cost_params_t c = {2.0, 0.5, 0.25};
+    const vector_figures_t f = {.rounds = 3, .den = 4, .volume = 5, .ops = 2, .path = 3};
+    const cost_params_t c = COST_PARAMS(2.0, 0.5, 0.25);
     ck_assert_double_eq_tol(cost_vector_predict_us(&f, 10, 8, &c), 6.078, 1e-9);
     ck_assert_double_eq_tol(cost_vector_predict_us(&f, 0, 8, &c), 6.0, 1e-9);
+    /* 4/4 of the vector copied, priced as (+): 6 + 0.06 + (3 + 4)*24*0.25e-3 = 6.102 */
+    vector_figures_t g = f;
+    g.copies = 4;
+    g.msgs = 3;
+    ck_assert_double_eq_tol(cost_vector_predict_us(&g, 10, 8, &c), 6.102, 1e-9);
+    /* 3 messages a round on 2 CPUs: every term 3/2 as long; on 3 CPUs unchanged */
+    cost_params_t crowded = c;
+    crowded.crowd_cpus = 2;
+    ck_assert_double_eq_tol(cost_vector_predict_us(&g, 10, 8, &crowded), 9.153, 1e-9);
+    crowded.crowd_cpus = 3;
+    ck_assert_double_eq_tol(cost_vector_predict_us(&g, 10, 8, &crowded), 6.102, 1e-9);
+    /* two paths: the rounds' average message, 5*24/3 = 40 bytes, is above small_max 32, so
+     * alpha 10 and beta 0.1: 30 + 5*24*0.1e-3 + 7*24*0.25e-3 = 30.054; at small_max 40 the
+     * small path's 6.102 */
+    cost_params_t paths = c;
+    paths.small_max = 32;
+    paths.big_alpha_us = 10;
+    paths.big_beta_ns = 0.1;
+    ck_assert_double_eq_tol(cost_vector_predict_us(&g, 10, 8, &paths), 30.054, 1e-9);
+    paths.small_max = 40;
+    ck_assert_double_eq_tol(cost_vector_predict_us(&g, 10, 8, &paths), 6.102, 1e-9);
 }
 END_TEST
 
 static const char *pick(ucoll_coll_t coll, int p, size_t count, size_t elem, int comm)
 {
-    const cost_params_t dflt = {COST_DEFAULT_ALPHA_US, COST_DEFAULT_BETA_NS, COST_DEFAULT_GAMMA_NS};
+    const cost_params_t dflt =
+        COST_PARAMS(COST_DEFAULT_ALPHA_US, COST_DEFAULT_BETA_NS, COST_DEFAULT_GAMMA_NS);
     const char *name = cost_select_elems(coll, p, count, elem, comm, &dflt, 0, 0);
     REQUIRE(name != NULL, "%s p=%d: no choice", alg_coll_name(coll), p);
     return name;
@@ -348,14 +380,16 @@ static const char *pick(ucoll_coll_t coll, int p, size_t count, size_t elem, int
 START_TEST(test_auto_choices)
 {
     const size_t M16 = 16u << 20;
-    /* p = 5, 16 MiB: rs-ag 6 rounds, 8/5 L, (+) 4/5 L against rhrd's 6, 5/2 L, 5/4 L */
-    ck_assert_str_eq(pick(UCOLL_COLL_ALLREDUCE, 5, M16, 1, 1), "rs-ag");
+    /* p = 5, 16 MiB: ring 8 rounds, 8/5 L, (+) 4/5 L, no copies: 8 + 4027 us, against rs-ag's
+     * 6 rounds of the same volume and (+) and its 2 L of copies (6 + 7382) and rhrd's 6, 5/2 L,
+     * 5/4 L */
+    ck_assert_str_eq(pick(UCOLL_COLL_ALLREDUCE, 5, M16, 1, 1), "ring");
     ck_assert_str_eq(cost_select(UCOLL_COLL_ALLREDUCE, 5, M16, 1,
-                                 &(cost_params_t){COST_DEFAULT_ALPHA_US, COST_DEFAULT_BETA_NS,
-                                                  COST_DEFAULT_GAMMA_NS},
+                                 &COST_PARAMS(COST_DEFAULT_ALPHA_US, COST_DEFAULT_BETA_NS,
+                                              COST_DEFAULT_GAMMA_NS),
                                  0, 0),
-                     "rs-ag");
-    /* p = 8: rhrd and rs-ag tie (6 rounds, 7/4 L, 7/8 L): the earlier, rhrd */
+                     "ring");
+    /* p = 8: rhrd and rs-ag (6 rounds, 7/4 L, 7/8 L), rs-ag copies 2 L: rhrd */
     ck_assert_str_eq(pick(UCOLL_COLL_ALLREDUCE, 8, M16, 1, 1), "rhrd");
     /* p = 2, 16 MiB: rhrd halves the (+) for one round more */
     ck_assert_str_eq(pick(UCOLL_COLL_ALLREDUCE, 2, M16, 1, 1), "rhrd");
@@ -391,26 +425,46 @@ START_TEST(test_auto_choices)
     /* one process: every candidate 0 rounds, the first */
     ck_assert_str_eq(pick(UCOLL_COLL_ALLREDUCE, 1, M16, 1, 1), "recursive-doubling");
     /* the thresholds, when set, force the old rule on their collective only */
-    const cost_params_t dflt = {COST_DEFAULT_ALPHA_US, COST_DEFAULT_BETA_NS, COST_DEFAULT_GAMMA_NS};
+    const cost_params_t dflt =
+        COST_PARAMS(COST_DEFAULT_ALPHA_US, COST_DEFAULT_BETA_NS, COST_DEFAULT_GAMMA_NS);
     ck_assert_str_eq(cost_select(UCOLL_COLL_ALLREDUCE, 5, M16, 1, &dflt, 0, 32768), "rhrd");
     ck_assert_str_eq(cost_select(UCOLL_COLL_ALLREDUCE, 5, 1000, 1, &dflt, 0, 32768),
                      "recursive-doubling");
-    ck_assert_str_eq(cost_select(UCOLL_COLL_ALLREDUCE, 5, M16, 1, &dflt, 32768, 0), "rs-ag");
+    ck_assert_str_eq(cost_select(UCOLL_COLL_ALLREDUCE, 5, M16, 1, &dflt, 32768, 0), "ring");
     ck_assert_str_eq(cost_select(UCOLL_COLL_REDUCE, 5, 1000, 1, &dflt, 16, 0), "rhrd");
     ck_assert_str_eq(cost_select(UCOLL_COLL_REDUCE, 5, M16, 1, &dflt, 0, 1u << 30), "rhrd");
 }
 END_TEST
 
-/* rs-ag wins for large vectors on every p that is not a power of two (its volume 2(p-1)/p L is
- * below rhrd's (1 + 2(N-1)/N) L in the same 2q rounds); on p = 2^k rhrd (tie, the earlier) */
-START_TEST(test_rs_ag_off_powers_of_two)
+/* 16 MiB: on p = 2^k rhrd (rs-ag's volume and (+) in as many rounds, but 2 L of copies);
+ * otherwise the ring (2 (p-1)/p L and (p-1)/p L (+), no copies) while its 2 (p - 1) rounds fit
+ * the tag's round field (p <= 128), then rhrd: (3N-2)/N L and (3N-2)/(2N) L (+), below rs-ag's
+ * 2 (p-1)/p L, (p-1)/p L and 2 L of copies (4.48 against 4.98 L at p = 129, gamma = beta) */
+START_TEST(test_large_allreduce_choice)
 {
     for (int p = 2; p <= 4096; p++) {
         const char *got = pick(UCOLL_COLL_ALLREDUCE, p, 16u << 20, 1, 1);
-        const char *want = (p & (p - 1)) != 0 ? "rs-ag" : "rhrd";
+        const char *want = (p & (p - 1)) == 0 ? "rhrd" : p <= 128 ? "ring" : "rhrd";
         REQUIRE(strcmp(got, want) == 0, "allreduce p=%d 16 MiB: auto %s, expected %s", p, got,
                 want);
     }
+}
+END_TEST
+
+/* on one host with fewer CPUs than ranks (3 ranks on 2 CPUs, as np = 3 here), a round of
+ * scatter-allgather has 3 messages, binomial's 1. With a CPU per rank and cheap
+ * copies (gamma 0.01) scatter-allgather takes 16 MiB: 4/3 L * 0.1 + L * 0.01 = 0.143 L ns
+ * against binomial's 2 L * 0.1; crowded, 3/2 of that, 0.215 L: binomial at every size */
+START_TEST(test_crowded_host_choice)
+{
+    cost_params_t c = COST_PARAMS(0.2, 0.1, 0.01);
+    ck_assert_str_eq(cost_select_elems(UCOLL_COLL_BCAST, 3, 16u << 20, 1, 1, &c, 0, 0),
+                     "scatter-allgather");
+    c.crowd_cpus = 2;
+    for (size_t m = 1; m <= (16u << 20); m *= 4)
+        REQUIRE(strcmp(cost_select_elems(UCOLL_COLL_BCAST, 3, m, 1, 1, &c, 0, 0), "binomial") == 0,
+                "bcast p=3 %zu B on 2 CPUs: %s", m,
+                cost_select_elems(UCOLL_COLL_BCAST, 3, m, 1, 1, &c, 0, 0));
 }
 END_TEST
 
@@ -440,7 +494,7 @@ END_TEST
  * and linear scan (p - 1) drop out from p = 129 and 257, however cheap the model finds them */
 START_TEST(test_round_field)
 {
-    const cost_params_t free_rounds = {0.0, 1.0, 0.0};
+    const cost_params_t free_rounds = COST_PARAMS(0.0, 1.0, 0.0);
     /* no latency: at p = 200 the ring (398 rounds) would tie rs-ag on volume; non-commutative
      * leaves recursive-doubling and the ring only */
     ck_assert_str_eq(cost_select(UCOLL_COLL_ALLREDUCE, 200, 1u << 20, 0, &free_rounds, 0, 0),
@@ -462,7 +516,8 @@ int main(void)
     tcase_add_test(tc, test_candidates_are_the_registry);
     tcase_add_test(tc, test_prediction_formula);
     tcase_add_test(tc, test_auto_choices);
-    tcase_add_test(tc, test_rs_ag_off_powers_of_two);
+    tcase_add_test(tc, test_large_allreduce_choice);
+    tcase_add_test(tc, test_crowded_host_choice);
     tcase_add_test(tc, test_tiny_vectors);
     tcase_add_test(tc, test_round_field);
     tcase_add_test(tc, test_path);

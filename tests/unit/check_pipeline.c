@@ -191,7 +191,7 @@ START_TEST(test_plain_k)
     check_run(UCOLL_COLL_EXSCAN, 8, 0, 65536, 1, 0, 6);
     check_run(UCOLL_COLL_SCAN, 8, 0, 65536, 2, 0, 6);
     /* what the library runs for plain pipeline: the k of its own alpha and beta */
-    const cost_params_t slow = {10.0, 0.1, 0.0};
+    const cost_params_t slow = COST_PARAMS(10.0, 0.1, 0.0);
     int param = 0;
     const alg_desc_t *alg = alg_lookup(UCOLL_COLL_SCAN, "pipeline", &param);
     ck_assert_ptr_nonnull(alg);
@@ -201,6 +201,29 @@ START_TEST(test_plain_k)
     ck_assert_int_eq(cost_resolve_param(alg, 5, 8, 16777216, 1, &slow), 5);
     const alg_desc_t *lin = alg_lookup(UCOLL_COLL_SCAN, "linear", &param);
     ck_assert_int_eq(cost_resolve_param(lin, 0, 8, 16777216, 1, &slow), 0);
+}
+END_TEST
+
+/* with two paths, the k of the path its segments take: the big path's, unless its segments
+ * are small messages */
+START_TEST(test_paths_k)
+{
+    cost_params_t c = COST_PARAMS(0.2, 0.5, 0.0);
+    c.small_max = 4096;
+    c.big_alpha_us = 1.0;
+    c.big_beta_ns = 0.1;
+    /* 64 KiB: the big path's k 6 (as test_plain_k), segments of 10923 B */
+    ck_assert_int_eq(cost_pipeline_k_paths(8, 65536, 1, &c), 6);
+    /* 8 KiB: the big path's k* = sqrt(6 * 0.8192) = 2.2: 2 + 2.46 against 3 + 1.64, k 2 of
+     * 4096 B segments, small messages; the small path's k* = sqrt(6 * 0.5e-3 * 8192 / 0.2) =
+     * 11.09: 2.2 + 2.234 against 2.4 + 2.048: 11 */
+    ck_assert_int_eq(cost_pipeline_k_paths(8, 8192, 1, &c), 11);
+    /* one path: alpha and beta */
+    c.small_max = 0;
+    ck_assert_int_eq(cost_pipeline_k_paths(8, 8192, 1, &c), 11);
+    c.alpha_us = 1.0;
+    c.beta_ns = 0.1;
+    ck_assert_int_eq(cost_pipeline_k_paths(8, 8192, 1, &c), 2);
 }
 END_TEST
 
@@ -288,7 +311,8 @@ END_TEST
 /* auto: the pipeline only where the model says it is faster */
 START_TEST(test_auto)
 {
-    const cost_params_t dflt = {COST_DEFAULT_ALPHA_US, COST_DEFAULT_BETA_NS, COST_DEFAULT_GAMMA_NS};
+    const cost_params_t dflt =
+        COST_PARAMS(COST_DEFAULT_ALPHA_US, COST_DEFAULT_BETA_NS, COST_DEFAULT_GAMMA_NS);
     /* p = 8, 16 MiB: pipeline:100 106 * (1 + 16.78) + 105 * 16.78 = 3646 us against
      * roughly-halving's 3 * (1 + 1677.7) + 4 * 1677.7 = 11747 */
     sched_figures_t fig;
@@ -359,6 +383,7 @@ int main(void)
     tcase_add_test(tc, test_every_p);
     tcase_add_test(tc, test_literal);
     tcase_add_test(tc, test_plain_k);
+    tcase_add_test(tc, test_paths_k);
     tcase_add_test(tc, test_closed_forms);
     tcase_add_test(tc, test_rounds_bound);
     tcase_add_test(tc, test_auto);

@@ -150,7 +150,7 @@ END_TEST
  * and alltoall may take pairwise when the model prefers it */
 START_TEST(auto_beyond_the_field)
 {
-    const cost_params_t cost = {1.0, 0.1, 0.0};
+    const cost_params_t cost = COST_PARAMS(1.0, 0.1, 0.0);
     const int ps[] = {257, 300, 4096, 100000};
     for (size_t i = 0; i < sizeof(ps) / sizeof(ps[0]); i++) {
         ck_assert_str_eq(cost_select(UCOLL_COLL_ALLTOALLV, ps[i], 8192, 1, &cost, 0, 0),
