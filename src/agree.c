@@ -75,7 +75,7 @@ ucoll_status_t agree_settings(ucoll_ctx_t *ctx)
 {
     ucoll_comm_t *world = ctx->world;
     const ucoll_config_t *cfg = &ctx->cfg;
-    enum { N = AGREE_SETTINGS_WORDS / 2 };
+    enum { N = AGREE_SETTINGS_PAIRS };
     char alg_vars[UCOLL_NCOLLS][32];
     const char *names[N];
     uint64_t v[N];
@@ -99,15 +99,22 @@ ucoll_status_t agree_settings(ucoll_ctx_t *ctx)
     names[n] = "UCOLL_BETA_NS_PER_BYTE", v[n++] = double_bits(cfg->beta_ns);
     names[n] = "UCOLL_GAMMA_NS_PER_BYTE", v[n++] = double_bits(cfg->gamma_ns);
     names[n] = "UCOLL_CHECK", v[n++] = (uint64_t)cfg->check;
+    names[n] = "UCOLL_SINGLE_COPY_MIN", v[n++] = cfg->single_copy_min;
 
-    uint64_t mine[2 * N], all[2 * N];
+    uint64_t mine[2 * N + 1], all[2 * N + 1];
     for (size_t i = 0; i < n; i++)
         put_pair(mine, i, v[i]);
+    /* single copy is used only where every rank may read its peers: the word is larger for
+     * lower ranks that cannot, so the lowest of them says why */
+    char why[192] = "";
+    mine[2 * n] = cfg->single_copy_min > 0 && tp_single_copy_probe(why, sizeof(why)) != UCOLL_OK
+                      ? (uint64_t)(world->size - world->rank)
+                      : 0;
     ucoll_request_t *r = calloc(1, sizeof(*r));
     if (r == NULL)
         return UCOLL_ERR_NO_MEMORY;
     sched_init(&r->sched);
-    agree_setup(r, world, mine, all, 2 * n);
+    agree_setup(r, world, mine, all, 2 * n + 1);
     ucoll_status_t st = exec_start(r);
     if (st == UCOLL_OK)
         st = request_wait(r);
@@ -129,8 +136,16 @@ ucoll_status_t agree_settings(ucoll_ctx_t *ctx)
                     world->rank);
         differ = 1;
     }
-    if (!differ)
+    if (!differ) {
+        if (all[2 * n] == (uint64_t)(world->size - world->rank) && all[2 * n] != 0)
+            fprintf(stderr,
+                    "ucoll: rank %d: single copy is off on every rank: %s (messages between ranks "
+                    "of one host take UCX's two copies)\n",
+                    world->rank, why);
+        if (all[2 * n] == 0)
+            tp_set_single_copy(ctx->tp, cfg->single_copy_min);
         return UCOLL_OK;
+    }
     /* every rank found the same: all leave init together, none while a peer still receives */
     ctx->bs->fence(ctx->bs);
     return UCOLL_ERR_INVALID_ARG;

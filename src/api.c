@@ -505,8 +505,11 @@ static ucoll_status_t finalize_locked(ucoll_comm_t *world)
                 ctx->bs->rank, ts.endpoints, ts.rings, ctx->bs->lookups, sent.sent_ucx,
                 sent.sent_shm);
     if (getenv("UCOLL_TEST_SHM_COUNTS") != NULL) /* tests: was the on-host channel used */
-        fprintf(stderr, "ucoll: rank %d shm sent %llu received %llu unexpected %llu\n",
-                ctx->bs->rank, ts.shm_sent, ts.shm_received, ts.shm_unexpected);
+        fprintf(stderr,
+                "ucoll: rank %d shm sent %llu received %llu unexpected %llu copies_sent %llu "
+                "copies_read %llu\n",
+                ctx->bs->rank, ts.shm_sent, ts.shm_received, ts.shm_unexpected, ts.copies_sent,
+                ts.copies_read);
     tp_destroy(ctx->tp);
     shrink_free_all(ctx); /* (UCX may read an abandoned send's buffer until tp_destroy) */
     ctx->bs->finalize(ctx->bs);

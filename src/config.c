@@ -55,6 +55,11 @@ static const config_var_t vars[] = {
     {"UCOLL_SHM", "1",
      "1: messages of at most 4096 bytes between ranks of one host go through ucoll's own "
      "shared-memory rings (with UCOLL_FAILURE_DETECTION=auto); 0: through UCX"},
+    {"UCOLL_SINGLE_COPY_MIN", UCOLL_SINGLE_COPY_MIN_DEFAULT_TEXT,
+     "bytes: messages (segments) of at least this size between ranks of one host go by single "
+     "copy (the receiver reads the sender's buffer with process_vm_readv) instead of UCX's two "
+     "copies, if every rank may read its peers (else off, said once); 0 = off. Needs UCOLL_SHM=1. "
+     "Equal on every rank"},
     {"UCOLL_STATS", "0",
      "1: ucoll_finalize prints one line per rank on stderr: endpoints created, peers' rings "
      "mapped, peer addresses fetched from PMIx, messages sent through UCX and through the "
@@ -162,13 +167,15 @@ ucoll_status_t config_read(ucoll_config_t *cfg)
             return UCOLL_ERR_INVALID_ARG;
     }
     cfg->segment_size = 262144;
+    cfg->single_copy_min = UCOLL_SINGLE_COPY_MIN_DEFAULT;
     /* 0: the cost model decides (cost_select); a value the user sets forces the threshold */
     cfg->reduce_rhrd_min = 0;
     cfg->allreduce_rhrd_min = 0;
-    const char *byte_vars[3] = {"UCOLL_SEGMENT_SIZE", "UCOLL_REDUCE_RHRD_MIN",
-                                "UCOLL_ALLREDUCE_RHRD_MIN"};
-    size_t *byte_dst[3] = {&cfg->segment_size, &cfg->reduce_rhrd_min, &cfg->allreduce_rhrd_min};
-    for (int i = 0; i < 3; i++) {
+    const char *byte_vars[4] = {"UCOLL_SEGMENT_SIZE", "UCOLL_REDUCE_RHRD_MIN",
+                                "UCOLL_ALLREDUCE_RHRD_MIN", "UCOLL_SINGLE_COPY_MIN"};
+    size_t *byte_dst[4] = {&cfg->segment_size, &cfg->reduce_rhrd_min, &cfg->allreduce_rhrd_min,
+                           &cfg->single_copy_min};
+    for (int i = 0; i < 4; i++) {
         const char *v = getenv(byte_vars[i]);
         if (v == NULL || *v == '\0')
             continue;

@@ -23,18 +23,22 @@
 #endif
 
 #define COMM_ID_WORDS (UCOLL_MAX_COMMS / 64)
+/* UCOLL_SINGLE_COPY_MIN's default (README, "Single copy on one host", says why) */
+#define UCOLL_SINGLE_COPY_MIN_DEFAULT 0
+#define UCOLL_SINGLE_COPY_MIN_DEFAULT_TEXT "0 (off)"
 
 /* configuration read from UCOLL_* environment variables at init (config.c) */
 typedef struct {
-    double timeout_s;          /* UCOLL_TIMEOUT; <= 0: wait forever */
-    size_t segment_size;       /* UCOLL_SEGMENT_SIZE: bytes per message segment; 0 = no segments */
-    tp_yield_mode_t yield;     /* UCOLL_PROGRESS_YIELD */
-    int shm;                   /* UCOLL_SHM: the on-host small-message channel */
-    int stats;                 /* UCOLL_STATS: the finalize line of what this rank used */
-    int check;                 /* UCOLL_CHECK: compare every collective's arguments first */
-    int print_cost;            /* UCOLL_PRINT_COST: rank 0 prints the agreed cost model */
-    tp_failure_mode_t failure; /* UCOLL_FAILURE_DETECTION */
-    int wait_sleep;            /* UCOLL_WAIT_MODE=sleep: idle waits sleep on the event fd */
+    double timeout_s;       /* UCOLL_TIMEOUT; <= 0: wait forever */
+    size_t segment_size;    /* UCOLL_SEGMENT_SIZE: bytes per message segment; 0 = no segments */
+    size_t single_copy_min; /* UCOLL_SINGLE_COPY_MIN: on-host single copy from this size; 0 = off */
+    tp_yield_mode_t yield;  /* UCOLL_PROGRESS_YIELD */
+    int shm;                /* UCOLL_SHM: the on-host small-message channel */
+    int stats;              /* UCOLL_STATS: the finalize line of what this rank used */
+    int check;              /* UCOLL_CHECK: compare every collective's arguments first */
+    int print_cost;         /* UCOLL_PRINT_COST: rank 0 prints the agreed cost model */
+    tp_failure_mode_t failure;         /* UCOLL_FAILURE_DETECTION */
+    int wait_sleep;                    /* UCOLL_WAIT_MODE=sleep: idle waits sleep on the event fd */
     const char *alg_env[UCOLL_NCOLLS]; /* UCOLL_<COLL>_ALG values or NULL */
     double alpha_us, beta_ns;          /* UCOLL_ALPHA_US, UCOLL_BETA_NS_PER_BYTE; < 0: measure */
     double gamma_ns;                   /* UCOLL_GAMMA_NS_PER_BYTE; < 0: measure */

@@ -318,6 +318,51 @@ shm_used "shm counts np=3 UCOLL_SHM=0" 3 "UCOLL_SHM=0" none
 shm_used "shm counts np=3 as 3 hosts" 3 "UCOLL_TEST_HOSTS=3" none
 shm_used "shm counts np=2 UCOLL_FAILURE_DETECTION=ucx" 2 "UCOLL_FAILURE_DETECTION=ucx" none
 
+# single copy (UCOLL_SINGLE_COPY_MIN): on-host messages of that size go as descriptors through the
+# rings and the receiver reads the sender's buffer (process_vm_readv). mp_test with every message
+# over 4 KiB so, segmented and not; every rank must report single-copy reads. Then a rank whose
+# seccomp filter refuses process_vm_readv (tests/mp/no_cma): init turns single copy off on every
+# rank, rank 1 alone says why, once, and every rank reports no single copy at all.
+section "single copy on one host"
+# sc_reads_check NAME NP WANT: WANT "some": each of NP ranks reported copies_read > 0 in its
+# UCOLL_TEST_SHM_COUNTS line; "none": each reported 0 copies sent and read
+sc_reads_check() {
+    local name=$1 np=$2 want=$3 log reports lines bad
+    log="$LOGDIR/$(echo "$name" | tr -c 'A-Za-z0-9=.,_-' '_').log"
+    reports=$(grep -oE 'ucoll: rank [0-9]+ shm sent [0-9]+ received [0-9]+ unexpected [0-9]+ copies_sent [0-9]+ copies_read [0-9]+' "$log" |
+        awk '{ print $3, $11, $13 }' | sort -u)
+    lines=$(printf '%s' "$reports" | grep -c .)
+    if [ "$want" = some ]; then
+        bad=$(printf '%s' "$reports" | awk '$3 == 0' | grep -c .)
+    else
+        bad=$(printf '%s' "$reports" | awk '$2 != 0 || $3 != 0' | grep -c .)
+    fi
+    if [ "$lines" = "$np" ] && [ "$bad" = 0 ]; then
+        pass "$name: single-copy reads on every rank: $want"
+    else
+        fail "$name: $lines of $np ranks reported, $bad of them not '$want' single-copy reads" "$log"
+    fi
+}
+SC_COMBOS=(--big-combos "int32-sum,float64-sum,uint64-user-affine")
+mp "mp_test np=3 UCOLL_SINGLE_COPY_MIN=4097" 3 600 \
+    "UCOLL_SINGLE_COPY_MIN=4097 UCOLL_TEST_SHM_COUNTS=1" "${SC_COMBOS[@]}"
+sc_reads_check "mp_test np=3 UCOLL_SINGLE_COPY_MIN=4097" 3 some
+mp "mp_test np=5 UCOLL_SINGLE_COPY_MIN=4097 UCOLL_SEGMENT_SIZE=0" 5 600 \
+    "UCOLL_SINGLE_COPY_MIN=4097 UCOLL_SEGMENT_SIZE=0 UCOLL_TEST_SHM_COUNTS=1" "${SC_COMBOS[@]}"
+sc_reads_check "mp_test np=5 UCOLL_SINGLE_COPY_MIN=4097 UCOLL_SEGMENT_SIZE=0" 5 some
+nocma="mp_test np=3, rank 1 refuses process_vm_readv"
+run_job "$nocma" 3 600 "UCOLL_SINGLE_COPY_MIN=4097 UCOLL_TEST_SHM_COUNTS=1" \
+    tests/mp/no_cma 1 tests/mp/mp_test "${MP_ALGS[@]}" --expect-size 3 --counts 0,7,100000 \
+    --colls allreduce,bcast,reduce,exscan
+sc_reads_check "$nocma" 3 none
+log="$LOGDIR/$(echo "$nocma" | tr -c 'A-Za-z0-9=.,_-' '_').log"
+said=$(grep -c 'single copy is off on every rank' "$log")
+if [ "$said" = 1 ] && grep -q '^ucoll: rank 1: single copy is off on every rank: process_vm_readv' "$log"; then
+    pass "$nocma: said once, by rank 1"
+else
+    fail "$nocma: 'single copy is off' said $said times (want once, by rank 1)" "$log"
+fi
+
 # stats_test: each rank builds, with src/alg's builders, the schedules of the collectives it
 # ran (and finalize's barrier) and checks its UCOLL_STATS line against them: endpoints and PMIx
 # address look-ups == the distinct peers of those schedules (not p - 1), messages per channel
@@ -619,6 +664,11 @@ run_job "fault: SIGKILL of a rank, np=4, UCOLL_FAILURE_DETECTION=ucx" none 400 \
     "UCOLL_FAILURE_DETECTION=ucx" tests/mp/run_fault.sh --np 4 --reps "$fault_reps" --seed 201
 run_job "fault: SIGKILL of a rank, np=6 as 2 hosts" none 500 "UCOLL_TEST_HOSTS=2" \
     tests/mp/run_fault.sh --np 6 --reps "$fault_reps" --seed 301
+# the same with 64 MiB collectives read by single copy: the victim dies (or stops) while a
+# survivor reads its buffer, or while its own buffer is read
+run_job "fault: SIGKILL during 64 MiB single-copy transfers, np=4, $fault_reps launches" none 900 \
+    "UCOLL_SINGLE_COPY_MIN=65536" \
+    tests/mp/run_fault.sh --np 4 --reps "$fault_reps" --gone 0 --big 67108864 --seed 401
 # shrink: tests/mp/run_shrink.sh launches tests/mp/shrink_test on 6 ranks, one or two of them
 # SIGKILLed before, inside or between collectives (or, by a timer, anywhere, a shrink included);
 # the survivors must shrink to exactly themselves and run 1000 verified collectives of all 16

@@ -31,6 +31,8 @@ struct tp_op {
     /* the router's list of receives from on-host peers that may cross channels */
     struct tp_op *watch_prev, *watch_next;
     int watched;
+    /* shm single copy, a send: its cell in the receiver's ring and that cell's generation */
+    uint32_t sc_cell, sc_gen;
 };
 
 _Static_assert(sizeof(struct tp_op) <= TP_OP_BYTES, "an op fits its slot in an op array");

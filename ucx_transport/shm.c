@@ -7,6 +7,12 @@
  * one pair are read in the order they were written. Cost per message of n <= 4096 bytes: one
  * copy in, one copy out (into the posted receive, or into an unexpected buffer and later out
  * of it), two release-stores, no atomic read-modify-write; r never writes a slot.
+ *
+ * Single copy: cell c of the pair's ring belongs to s's send with generation g from the store
+ * of (g, POSTED) until s has seen any other value there (an answer, or its own CANCELLED); r
+ * writes a cell only by one compare-and-swap from (g, POSTED), after a read of the sender's
+ * buffer that the swap's success makes valid. Cost per message of n bytes: one descriptor
+ * through the ring, one process_vm_readv of n bytes (pinning the sender's pages), one swap.
  */
 #include "shm.h"
 
@@ -19,6 +25,8 @@
 #include <string.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -29,12 +37,32 @@ struct shm_slot {
     unsigned char data[SHM_SLOT_BYTES - SHM_SLOT_HEADER]; /* SHM_MAX_MESSAGE used */
 };
 
-/* one pair's ring: the reader's count on a line of its own, then the slots */
+/* one pair's ring: the reader's count on a line of its own, then the slots, then the cells of
+ * the single-copy descriptors in flight (written by both sides) */
 struct shm_ring {
     _Atomic uint32_t consumed;
     unsigned char pad[SHM_RING_CONTROL - sizeof(uint32_t)];
     struct shm_slot slot[SHM_SLOTS];
+    _Atomic uint32_t cell[SHM_CELLS];
 };
+
+/* a single-copy message as it travels through a slot: the slot's len is SLOT_DESCRIPTOR | the
+ * descriptor's size, its data the descriptor */
+struct shm_desc {
+    uint64_t addr, len; /* the sender's buffer */
+    uint32_t cell, gen;
+};
+#define SLOT_DESCRIPTOR 0x80000000u
+/* a cell holds (generation << CELL_STATE_BITS) | state */
+enum { CELL_POSTED = 1, CELL_DONE, CELL_REJECTED, CELL_FAILED, CELL_CANCELLED };
+#define CELL_STATE_BITS 3
+#define CELL_GEN_MASK ((UINT32_C(1) << (32 - CELL_STATE_BITS)) - 1)
+_Static_assert(SHM_CELLS == 64, "a peer's cells in use are one 64-bit mask");
+
+static inline uint32_t cell_word(uint32_t gen, uint32_t state)
+{
+    return (gen << CELL_STATE_BITS) | state;
+}
 _Static_assert(sizeof(struct shm_slot) == SHM_SLOT_BYTES, "slot layout");
 _Static_assert(sizeof(struct shm_ring) <= SHM_RING_BYTES && SHM_RING_BYTES % 4096 == 0,
                "ring layout");
@@ -45,6 +73,7 @@ struct shm_msg {
     struct shm_msg *next;
     uint64_t tag;
     size_t len;
+    int descriptor; /* data holds a struct shm_desc */
     unsigned char data[SHM_MAX_MESSAGE];
 };
 
@@ -86,7 +115,10 @@ struct shm_peer {
     ucoll_status_t map_status; /* then: PEER_FAILED (the process was gone) or TRANSPORT */
     uint32_t out_head;         /* messages written */
     uint32_t out_consumed;     /* the reader's count as last read */
-    op_list_t pending;         /* sends waiting for a free slot */
+    op_list_t pending;         /* sends waiting for a free slot (or a free cell) */
+    op_list_t inflight;        /* single-copy sends waiting for their answer */
+    uint64_t cells_used;       /* cells of our ring in its segment held by those */
+    uint32_t gen;              /* the last single-copy generation used */
     struct shm_ring *in;       /* its ring in our segment */
     uint32_t in_tail;          /* messages consumed */
     op_list_t posted;          /* receives waiting for a message */
@@ -102,6 +134,9 @@ struct shm_chan {
     struct shm_peer *locals; /* by local index (ascending world rank) */
     int *local_of;           /* world rank -> local index, -1 elsewhere */
     unsigned npending;
+    unsigned ninflight;    /* single-copy sends waiting for their answer, all peers */
+    size_t single_copy;    /* messages of at least this many bytes go by single copy; 0: none */
+    int read_failure_said; /* a failed read of a live peer was reported */
     struct shm_msg *free_msgs;
     shm_stats_t stats;
 };
@@ -227,8 +262,47 @@ void shm_enable_peer(shm_chan_t *ch, int peer, long pid, int fd)
 
 int shm_reaches(const shm_chan_t *ch, int peer, size_t len)
 {
-    return ch != NULL && len <= SHM_MAX_MESSAGE && peer >= 0 && peer < ch->nranks &&
-           ch->local_of[peer] >= 0 && ch->locals[ch->local_of[peer]].enabled;
+    return ch != NULL &&
+           (len <= SHM_MAX_MESSAGE || (ch->single_copy > 0 && len >= ch->single_copy)) &&
+           peer >= 0 && peer < ch->nranks && ch->local_of[peer] >= 0 &&
+           ch->locals[ch->local_of[peer]].enabled;
+}
+
+void shm_set_single_copy(shm_chan_t *ch, size_t min_bytes)
+{
+    ch->single_copy =
+        min_bytes > 0 && min_bytes <= SHM_MAX_MESSAGE ? SHM_MAX_MESSAGE + 1 : min_bytes;
+}
+
+ucoll_status_t shm_single_copy_probe(char *why, size_t why_len)
+{
+    static const char probe[32] = "ucoll single-copy probe";
+    char got[sizeof(probe)] = "";
+    struct iovec local = {got, sizeof(got)}, remote = {(void *)probe, sizeof(probe)};
+    if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != (ssize_t)sizeof(probe) ||
+        memcmp(got, probe, sizeof(probe)) != 0) {
+        snprintf(why, why_len, "process_vm_readv of this very process failed: %s", strerror(errno));
+        return UCOLL_ERR_NOT_SUPPORTED;
+    }
+    int scope = 0;
+    FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "r");
+    if (f != NULL) {
+        if (fscanf(f, "%d", &scope) != 1)
+            scope = 0;
+        fclose(f);
+    }
+    if (scope >= 2) {
+        snprintf(why, why_len,
+                 "kernel.yama.ptrace_scope is %d: only a privileged process may read another",
+                 scope);
+        return UCOLL_ERR_NOT_SUPPORTED;
+    }
+    if (scope == 1 && prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0) != 0) {
+        snprintf(why, why_len, "kernel.yama.ptrace_scope is 1 and PR_SET_PTRACER failed: %s",
+                 strerror(errno));
+        return UCOLL_ERR_NOT_SUPPORTED;
+    }
+    return UCOLL_OK;
 }
 
 static void free_msg_list(struct shm_msg *m)
@@ -290,7 +364,7 @@ static void msg_recycle(shm_chan_t *ch, struct shm_msg *m)
 /* writes one message into the pair's next slot; 0 if the reader has not consumed it yet, -1 if
  * the reader's count is one it cannot have (beyond what was written, or further back than the
  * ring's size): shared memory is input, anyone of this user may have written it */
-static int slot_write(struct shm_peer *p, const void *buf, size_t len, uint64_t tag)
+static int slot_write(struct shm_peer *p, const void *buf, size_t len, uint64_t tag, uint32_t flag)
 {
     if (p->out_head - p->out_consumed >= SHM_SLOTS) {
         const uint32_t c = atomic_load_explicit(&p->out->consumed, memory_order_acquire);
@@ -301,7 +375,7 @@ static int slot_write(struct shm_peer *p, const void *buf, size_t len, uint64_t 
             return 0;
     }
     struct shm_slot *s = &p->out->slot[p->out_head & (SHM_SLOTS - 1)];
-    s->len = (uint32_t)len;
+    s->len = (uint32_t)len | flag;
     s->tag = tag;
     copy_bytes(s->data, buf, len);
     atomic_store_explicit(&s->seq, p->out_head + 1, memory_order_release);
@@ -338,6 +412,12 @@ static unsigned abandon_peer(shm_chan_t *ch, struct shm_peer *p, const char *wha
         fail_op(op);
         ch->npending--;
     }
+    for (tp_op_t *op; (op = p->inflight.head) != NULL; n++) {
+        op_list_remove(&p->inflight, NULL, op);
+        fail_op(op);
+        ch->ninflight--;
+    }
+    p->cells_used = 0;
     while (p->unexp_head != NULL) {
         struct shm_msg *m = p->unexp_head;
         p->unexp_head = m->next;
@@ -390,6 +470,43 @@ __attribute__((noinline, cold)) static int map_on_first_send(shm_chan_t *ch, str
     return 1;
 }
 
+/* posts op's single-copy descriptor: a free cell set POSTED, then the descriptor in the next
+ * slot; as slot_write: 1 posted (op waits in p's inflight list), 0 no free cell or slot, -1 the
+ * reader's count is impossible */
+static int single_copy_post(shm_chan_t *ch, struct shm_peer *p, tp_op_t *op)
+{
+    if (p->cells_used == UINT64_MAX)
+        return 0;
+    const uint32_t c = (uint32_t)__builtin_ctzll(~p->cells_used);
+    const uint32_t gen = (p->gen + 1) & CELL_GEN_MASK ? (p->gen + 1) & CELL_GEN_MASK : 1;
+    atomic_store_explicit(&p->out->cell[c], cell_word(gen, CELL_POSTED), memory_order_relaxed);
+    const struct shm_desc d = {(uint64_t)(uintptr_t)op->buf, op->expected, c, gen};
+    /* the slot's release-store publishes the cell's POSTED with it */
+    const int rc = slot_write(p, &d, sizeof(d), op->tag, SLOT_DESCRIPTOR);
+    if (rc <= 0)
+        return rc;
+    p->gen = gen;
+    p->cells_used |= UINT64_C(1) << c;
+    op->sc_cell = c;
+    op->sc_gen = gen;
+    op_list_push(&p->inflight, op);
+    ch->ninflight++;
+    ch->stats.copies_sent++;
+    return 1;
+}
+
+/* writes op (a message, or a single-copy descriptor) into p's ring; as slot_write. A posted
+ * message is done, a posted descriptor waits for its answer. */
+static int post_send(shm_chan_t *ch, struct shm_peer *p, tp_op_t *op)
+{
+    if (op->expected > SHM_MAX_MESSAGE)
+        return single_copy_post(ch, p, op);
+    const int rc = slot_write(p, op->buf, op->expected, op->tag, 0);
+    if (rc > 0)
+        op->done = 1;
+    return rc;
+}
+
 void shm_send(shm_chan_t *ch, int peer, const void *buf, size_t len, uint64_t tag, tp_op_t *op)
 {
     struct shm_peer *p = peer_of(ch, peer);
@@ -402,11 +519,11 @@ void shm_send(shm_chan_t *ch, int peer, const void *buf, size_t len, uint64_t ta
         fail_op(op);
         return;
     }
+    op->expected = len;
     if (p->pending.head == NULL) {
-        const int rc = slot_write(p, buf, len, tag);
+        const int rc = post_send(ch, p, op);
         if (rc > 0) {
             ch->stats.sent++;
-            op->done = 1;
             return;
         }
         if (rc < 0) {
@@ -434,6 +551,61 @@ static void deliver(tp_op_t *op, uint64_t tag, const void *data, size_t len)
     op->done = 1;
 }
 
+/* CAS of a cell from (gen, POSTED) to (gen, state); 1 if this side won */
+static int cell_answer(_Atomic uint32_t *cell, uint32_t gen, uint32_t state)
+{
+    uint32_t expected = cell_word(gen, CELL_POSTED);
+    return atomic_compare_exchange_strong_explicit(cell, &expected, cell_word(gen, state),
+                                                   memory_order_acq_rel, memory_order_acquire);
+}
+
+/* reads len bytes at addr of process pid into buf; 0, or -1 with errno */
+static int read_peer(long pid, void *buf, uint64_t addr, uint64_t len)
+{
+    uint64_t done = 0;
+    while (done < len) {
+        struct iovec local = {(char *)buf + done, (size_t)(len - done)};
+        struct iovec remote = {(void *)(uintptr_t)(addr + done), (size_t)(len - done)};
+        const ssize_t n = process_vm_readv((pid_t)pid, &local, 1, &remote, 1, 0);
+        if (n <= 0) {
+            if (n == 0)
+                errno = EFAULT;
+            return -1;
+        }
+        done += (uint64_t)n;
+    }
+    return 0;
+}
+
+/* completes a receive matched to a single-copy descriptor of p: checks it, reads the sender's
+ * buffer into op's, and answers in the descriptor's cell. Data counts only if the DONE swap
+ * won: a sender that cancelled first may have changed its buffer during the read. */
+static void single_copy_read(shm_chan_t *ch, struct shm_peer *p, tp_op_t *op, uint64_t tag,
+                             const struct shm_desc *d)
+{
+    _Atomic uint32_t *cell = &p->in->cell[d->cell]; /* d->cell checked on arrival */
+    if (d->len != op->expected || ((tag ^ op->tag) & op->checked) != 0) {
+        cell_answer(cell, d->gen, CELL_REJECTED);
+        op->status = UCOLL_ERR_TRUNCATED;
+    } else if (read_peer(p->pid, op->buf, d->addr, d->len) != 0) {
+        const int err = errno;
+        const int dead = err == ESRCH || shm_process_gone(p->pid);
+        cell_answer(cell, d->gen, CELL_FAILED);
+        op->status = dead ? UCOLL_ERR_PEER_FAILED : UCOLL_ERR_TRANSPORT;
+        if (!dead && !ch->read_failure_said) {
+            ch->read_failure_said = 1;
+            fprintf(stderr,
+                    "ucoll: rank %d cannot read %llu bytes of rank %d (pid %ld) by single copy: "
+                    "%s (UCOLL_SINGLE_COPY_MIN=0 turns single copy off)\n",
+                    ch->rank, (unsigned long long)d->len, p->rank, p->pid, strerror(err));
+        }
+    } else {
+        op->status = cell_answer(cell, d->gen, CELL_DONE) ? UCOLL_OK : UCOLL_ERR_PEER_FAILED;
+        ch->stats.copies_read++;
+    }
+    op->done = 1;
+}
+
 /* the first unexpected message of p that a receive of tag would match, off the list */
 static struct shm_msg *unexpected_take(struct shm_peer *p, uint64_t tag, uint64_t checked)
 {
@@ -452,9 +624,15 @@ static struct shm_msg *unexpected_take(struct shm_peer *p, uint64_t tag, uint64_
 
 int shm_take_unexpected(shm_chan_t *ch, int peer, uint64_t tag, uint64_t checked)
 {
-    struct shm_msg *hit = unexpected_take(peer_of(ch, peer), tag, checked);
+    struct shm_peer *p = peer_of(ch, peer);
+    struct shm_msg *hit = unexpected_take(p, tag, checked);
     if (hit == NULL)
         return 0;
+    if (hit->descriptor) { /* its sender waits for an answer */
+        struct shm_desc d;
+        memcpy(&d, hit->data, sizeof(d));
+        cell_answer(&p->in->cell[d.cell], d.gen, CELL_REJECTED);
+    }
     msg_recycle(ch, hit);
     return 1;
 }
@@ -481,7 +659,13 @@ void shm_recv(shm_chan_t *ch, int peer, void *buf, uint64_t tag, uint64_t checke
     }
     struct shm_msg *hit = unexpected_take(p, tag, checked);
     if (hit != NULL) {
-        deliver(op, hit->tag, hit->data, hit->len);
+        if (hit->descriptor) {
+            struct shm_desc d;
+            memcpy(&d, hit->data, sizeof(d));
+            single_copy_read(ch, p, op, hit->tag, &d);
+        } else {
+            deliver(op, hit->tag, hit->data, hit->len);
+        }
         msg_recycle(ch, hit);
         return;
     }
@@ -506,21 +690,35 @@ static int op_list_cancel(op_list_t *l, tp_op_t *op)
 void shm_cancel(shm_chan_t *ch, tp_op_t *op)
 {
     struct shm_peer *p = peer_of(ch, op->peer);
-    if (op->is_recv)
+    if (op->is_recv) {
         op_list_cancel(&p->posted, op);
-    else if (op_list_cancel(&p->pending, op))
+    } else if (op_list_cancel(&p->pending, op)) {
         ch->npending--;
+    } else if (op_list_cancel(&p->inflight, op)) {
+        /* the receiver reads no more of the buffer once this swap wins; if it lost, the
+         * receiver has answered and is done with it too. The cell is ours again either way */
+        cell_answer(&p->out->cell[op->sc_cell], op->sc_gen, CELL_CANCELLED);
+        p->cells_used &= ~(UINT64_C(1) << op->sc_cell);
+        ch->ninflight--;
+    }
 }
 
 /* the slot's message to its posted receive, or to the unexpected list; 0 if no memory for
  * the latter (the message stays in its slot until a later pass) */
 static int take_message(shm_chan_t *ch, struct shm_peer *p, const struct shm_slot *s, uint64_t tag,
-                        size_t len)
+                        size_t len, int descriptor)
 {
+    struct shm_desc d;
+    if (descriptor)
+        memcpy(&d, s->data, sizeof(d)); /* once: the slot may change under us */
     for (tp_op_t *op = p->posted.head, *prev = NULL; op != NULL; prev = op, op = op->next) {
         if (!tags_match(tag, op->tag, op->checked))
             continue;
         op_list_remove(&p->posted, prev, op);
+        if (descriptor) {
+            single_copy_read(ch, p, op, tag, &d);
+            return 2;
+        }
         deliver(op, tag, s->data, len);
         return 1;
     }
@@ -532,7 +730,11 @@ static int take_message(shm_chan_t *ch, struct shm_peer *p, const struct shm_slo
     m->next = NULL;
     m->tag = tag;
     m->len = len;
-    memcpy(m->data, s->data, len);
+    m->descriptor = descriptor;
+    if (descriptor)
+        memcpy(m->data, &d, sizeof(d));
+    else
+        memcpy(m->data, s->data, len);
     if (p->unexp_tail != NULL)
         p->unexp_tail->next = m;
     else
@@ -552,18 +754,26 @@ static __attribute__((noinline)) unsigned take_ready(shm_chan_t *ch, struct shm_
         if (atomic_load_explicit(&s->seq, memory_order_acquire) != p->in_tail + 1)
             break;
         /* each header field read once: the slot may change under us */
-        const uint32_t len = *(volatile const uint32_t *)&s->len;
+        const uint32_t len_word = *(volatile const uint32_t *)&s->len;
         const uint64_t tag = *(volatile const uint64_t *)&s->tag;
-        if (len > SHM_MAX_MESSAGE) {
-            events += abandon_peer(ch, p, "a message length of", len);
+        const int descriptor = (len_word & SLOT_DESCRIPTOR) != 0;
+        const uint32_t len = len_word & ~SLOT_DESCRIPTOR;
+        if (descriptor ? len != sizeof(struct shm_desc) || ch->single_copy == 0 ||
+                             ((const struct shm_desc *)(const void *)s->data)->cell >= SHM_CELLS
+                       : len > SHM_MAX_MESSAGE) {
+            events += abandon_peer(
+                ch, p, descriptor ? "a descriptor word of" : "a message length of", len_word);
             break;
         }
-        if (!take_message(ch, p, s, tag, len))
+        const int taken = take_message(ch, p, s, tag, len, descriptor);
+        if (!taken)
             break;
         p->in_tail++;
         atomic_store_explicit(&p->in->consumed, p->in_tail, memory_order_release);
         ch->stats.received++;
         events++;
+        if (taken == 2) /* a read: let the caller use the data while it is in cache */
+            break;
     }
     return events;
 }
@@ -576,16 +786,49 @@ static __attribute__((noinline)) unsigned write_pending(shm_chan_t *ch)
         struct shm_peer *p = &ch->locals[k];
         while (p->pending.head != NULL) {
             tp_op_t *op = p->pending.head;
-            const int rc = slot_write(p, op->buf, op->expected, op->tag);
+            op_list_remove(&p->pending, NULL, op); /* post_send may list it as in flight */
+            const int rc = post_send(ch, p, op);
+            if (rc <= 0) {
+                op->next = p->pending.head; /* back at the head */
+                p->pending.head = op;
+                if (p->pending.tail == NULL)
+                    p->pending.tail = op;
+            }
             if (rc < 0)
                 events += abandon_peer(ch, p, "a consumed count of",
                                        (unsigned long long)atomic_load(&p->out->consumed));
             if (rc <= 0)
                 break;
-            op_list_remove(&p->pending, NULL, op);
-            op->done = 1;
             ch->npending--;
             ch->stats.sent++;
+            events++;
+        }
+    }
+    return events;
+}
+
+/* completes the single-copy sends whose receivers answered */
+static __attribute__((noinline)) unsigned take_answers(shm_chan_t *ch)
+{
+    unsigned events = 0;
+    for (int k = 0; ch->ninflight > 0 && k < ch->nlocal; k++) {
+        struct shm_peer *p = &ch->locals[k];
+        for (tp_op_t *op = p->inflight.head, *prev = NULL, *next; op != NULL; op = next) {
+            next = op->next;
+            const uint32_t w =
+                atomic_load_explicit(&p->out->cell[op->sc_cell], memory_order_acquire);
+            if (w == cell_word(op->sc_gen, CELL_POSTED)) {
+                prev = op;
+                continue;
+            }
+            op_list_remove(&p->inflight, prev, op);
+            p->cells_used &= ~(UINT64_C(1) << op->sc_cell);
+            ch->ninflight--;
+            const uint32_t state = w >> CELL_STATE_BITS != op->sc_gen ? 0 : w & 7u;
+            op->status = state == CELL_DONE       ? UCOLL_OK
+                         : state == CELL_REJECTED ? UCOLL_ERR_TRUNCATED
+                                                  : UCOLL_ERR_TRANSPORT; /* FAILED, or forged */
+            op->done = 1;
             events++;
         }
     }
@@ -595,6 +838,8 @@ static __attribute__((noinline)) unsigned write_pending(shm_chan_t *ch)
 unsigned shm_progress(shm_chan_t *ch)
 {
     unsigned events = 0;
+    if (ch->ninflight > 0)
+        events += take_answers(ch);
     for (int k = 0; k < ch->nlocal; k++) {
         struct shm_peer *p = &ch->locals[k];
         if (k == ch->me || p->broken)

@@ -27,6 +27,17 @@
  * before its receive is copied to the sender's unexpected list. A send finds its slot free or
  * waits in the sender's pending list, which progress drains. A dead peer is noticed by the
  * transport's process-id probes, as for UCX's shared memory.
+ *
+ * Single copy (shm_set_single_copy): a message of at least the set size goes through the ring as
+ * a descriptor of the sender's buffer (address, length, cell, generation), and the receiver
+ * reads the data straight into its destination with process_vm_readv: one copy instead of
+ * UCX's two, and a dead sender is an error code (ESRCH), not an abort as in UCX's CMA
+ * rendezvous. The answer goes into the cell, one 32-bit word per descriptor in flight in the
+ * ring (SHM_CELLS of them), by compare-and-swap from POSTED: DONE, REJECTED (length or
+ * checked tag bits differ) or FAILED (the read failed). A sender that gives up a send swaps
+ * POSTED for CANCELLED; exactly one side wins, so a receiver whose swap lost returns an error,
+ * never data its sender may since have changed. The send completes when its answer comes:
+ * rendezvous semantics. The generation in the cell makes an answer to a stale descriptor fail.
  */
 #ifndef UCOLL_SHM_H
 #define UCOLL_SHM_H
@@ -45,6 +56,7 @@ enum {
     SHM_SLOTS = 8,             /* per ring: messages in flight per pair */
     SHM_RING_CONTROL = 64,     /* the ring's control line, before its slots */
     SHM_RING_BYTES = 9 * 4096, /* control and slots, rounded up to pages (mmap offsets) */
+    SHM_CELLS = 64,            /* single-copy descriptors in flight per ordered pair */
 };
 
 typedef struct shm_chan shm_chan_t;
@@ -64,6 +76,15 @@ ucoll_status_t shm_attach(int rank, int nranks, const int *local_ranks, int nloc
 void shm_enable_peer(shm_chan_t *ch, int peer, long pid, int fd);
 /* 1 if a message of len bytes to or from peer goes through shm */
 int shm_reaches(const shm_chan_t *ch, int peer, size_t len);
+/* messages of at least min_bytes (> SHM_MAX_MESSAGE; 0: none) go by single copy from now on;
+ * both sides of a pair must set the same before either sends such a message */
+void shm_set_single_copy(shm_chan_t *ch, size_t min_bytes);
+/* whether process_vm_readv may read the peers of this host: OK, or NOT_SUPPORTED with the
+ * reason in why (a seccomp filter or a kernel without it: reading this process itself fails;
+ * Yama's ptrace_scope 2 or 3). Under ptrace_scope 1 it lets any process of this user read this
+ * one (PR_SET_PTRACER_ANY, as Open MPI does for CMA). Different users have no rings at all:
+ * opening a peer's /proc/<pid>/fd takes the same ptrace permission. */
+ucoll_status_t shm_single_copy_probe(char *why, size_t why_len);
 void shm_destroy(shm_chan_t *ch);
 
 /* as tp_isend / tp_irecv (op set up by the caller: peer, expected); the op may be done at
@@ -71,7 +92,8 @@ void shm_destroy(shm_chan_t *ch);
  * (said on stderr) the send completes with UCOLL_ERR_TRANSPORT. */
 void shm_send(shm_chan_t *ch, int peer, const void *buf, size_t len, uint64_t tag, tp_op_t *op);
 void shm_recv(shm_chan_t *ch, int peer, void *buf, uint64_t tag, uint64_t checked, tp_op_t *op);
-/* takes an incomplete op off its list: it will not complete */
+/* takes an incomplete op off its list: it will not complete. A single-copy send in flight is
+ * taken back (its receiver's read then fails, or has already succeeded). */
 void shm_cancel(shm_chan_t *ch, tp_op_t *op);
 /* removes an arrived, unmatched message from peer that a receive of this tag would match;
  * 1 if there was one (the router's crossed-message check) */
@@ -89,6 +111,7 @@ void shm_test_start_counts(shm_chan_t *ch, int peer, uint32_t start);
  * and tools) */
 typedef struct {
     unsigned long long sent, received, unexpected, rings;
+    unsigned long long copies_sent, copies_read; /* single copy: descriptors sent, data read */
 } shm_stats_t;
 /* 1 if process pid no longer runs: gone, or a zombie not yet reaped by its parent */
 int shm_process_gone(long pid);

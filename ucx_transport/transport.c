@@ -69,6 +69,7 @@ struct tp_ctx {
     int rank, nranks;
     struct tp_peer *peers;
     shm_chan_t *shm;      /* small messages to on-host peers (AUTO only); NULL: none */
+    size_t single_copy;   /* on-host messages of at least this many bytes: shm single copy */
     unsigned ucx_skipped; /* tp_progress passes that left UCX out after shm events */
     int any_failed;
     int close_by_force; /* tp_destroy: no flushing close (tp_close_by_force) */
@@ -180,6 +181,11 @@ static size_t get_len(const unsigned char *p)
 int tp_shm_segment(void)
 {
     return shm_segment_create();
+}
+
+ucoll_status_t tp_single_copy_probe(char *why, size_t why_len)
+{
+    return shm_single_copy_probe(why, why_len);
 }
 
 /* the published blob: process id (8 bytes), machine identity hash (8), on-host segment
@@ -725,6 +731,22 @@ __attribute__((noinline)) static ucoll_status_t ucx_recv(tp_ctx_t *tp, int peer,
     return st;
 }
 
+/* a message of len bytes to or from a peer reached by the rings goes through them */
+static inline int through_shm(const tp_ctx_t *tp, size_t len)
+{
+    return len <= SHM_MAX_MESSAGE || (tp->single_copy > 0 && len >= tp->single_copy);
+}
+
+void tp_set_single_copy(tp_ctx_t *tp, size_t min_bytes)
+{
+    if (tp->shm == NULL)
+        return;
+    shm_set_single_copy(tp->shm, min_bytes);
+    tp->single_copy = min_bytes == 0                 ? 0
+                      : min_bytes <= SHM_MAX_MESSAGE ? SHM_MAX_MESSAGE + 1
+                                                     : min_bytes;
+}
+
 ucoll_status_t tp_isend(tp_ctx_t *tp, int peer, const void *buf, size_t len, void *memh,
                         uint64_t tag, tp_op_t *op)
 {
@@ -734,7 +756,7 @@ ucoll_status_t tp_isend(tp_ctx_t *tp, int peer, const void *buf, size_t len, voi
         return op_fail(op, st);
     if (tp->peers[peer].failed)
         return op_fail(op, UCOLL_ERR_PEER_FAILED);
-    if (tp->peers[peer].shm && len <= SHM_MAX_MESSAGE) {
+    if (tp->peers[peer].shm && through_shm(tp, len)) {
         tp->sent_shm++;
         shm_send(tp->shm, peer, buf, len, tag, op);
         return UCOLL_OK;
@@ -750,7 +772,7 @@ ucoll_status_t tp_irecv(tp_ctx_t *tp, int peer, void *buf, size_t len, void *mem
     ucoll_status_t st = peer_ready(tp, peer);
     if (st != UCOLL_OK)
         return op_fail(op, st);
-    if (tp->peers[peer].shm && len <= SHM_MAX_MESSAGE) {
+    if (tp->peers[peer].shm && through_shm(tp, len)) {
         shm_recv(tp->shm, peer, buf, tag, checked, op);
         if (!op->done)
             watch(tp, op);
@@ -770,9 +792,27 @@ void tp_abandon(tp_ctx_t *tp, tp_op_t *op)
     abandon_slow(tp, op);
 }
 
+/* a send UCX has not finished packing (the peer's FIFO was full) still reads the caller's
+ * buffer, which the caller may free once its failed call returns: give a live peer up to 2 s to
+ * take it (one that is only late: still sleeping, computing, or leaving a failed call of its
+ * own) */
+static void give_send_time(tp_ctx_t *tp, tp_op_t *op)
+{
+    unsigned idle = 0;
+    struct tp_peer *peer = &tp->peers[op->peer];
+    const double now = tp_clock();
+    if (now > peer->send_wait_until + 2.0) /* a new wait; the segments of one round, */
+        peer->send_wait_until = now + 2.0; /* and the calls right after, share the last */
+    while (!op->done && !peer->failed && tp_clock() < peer->send_wait_until)
+        if (tp_progress(tp) == 0) /* probes the peer's process too */
+            tp_idle(tp, &idle);
+}
+
 static void abandon_slow(tp_ctx_t *tp, tp_op_t *op)
 {
     unwatch(tp, op);
+    /* the rings, a single-copy send included: taken back at once (its receiver's read then
+     * fails, it cannot return the buffer's later contents) */
     if (!op->done && op->via_shm) {
         shm_cancel(tp->shm, op);
         op->status = UCOLL_ERR_PEER_FAILED;
@@ -789,18 +829,9 @@ static void abandon_slow(tp_ctx_t *tp, tp_op_t *op)
                 if (tp_progress(tp) == 0)
                     tp_idle(tp, &idle);
         } else {
-            /* a send UCX has not finished (the peer's FIFO was full) still reads the
-             * caller's buffer, which the caller may free once the failed call returns:
-             * badinput saw UCX pack a freed buffer and crash. Give a live peer up to 2 s to
-             * take it (one that is only late: still sleeping, computing, or leaving a failed
-             * call of its own) */
-            struct tp_peer *peer = &tp->peers[op->peer];
-            const double now = tp_clock();
-            if (now > peer->send_wait_until + 2.0) /* a new wait; the segments of one round, */
-                peer->send_wait_until = now + 2.0; /* and the calls right after, share the last */
-            while (!op->done && !peer->failed && tp_clock() < peer->send_wait_until)
-                if (tp_progress(tp) == 0) /* probes the peer's process too */
-                    tp_idle(tp, &idle);
+            /* a send UCX has not finished (the peer's FIFO was full): badinput saw UCX pack a
+             * freed buffer and crash */
+            give_send_time(tp, op);
         }
         if (!op->done) {
             /* after ucp_request_free UCX calls no callback for it: op may go away */
@@ -941,6 +972,8 @@ void tp_get_stats(const tp_ctx_t *tp, tp_stats_t *stats)
     stats->shm_sent = st.sent;
     stats->shm_received = st.received;
     stats->shm_unexpected = st.unexpected;
+    stats->copies_sent = st.copies_sent;
+    stats->copies_read = st.copies_read;
 }
 
 /* ---------------------------------------------------------------------------------------------

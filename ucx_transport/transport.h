@@ -104,6 +104,12 @@ ucoll_status_t tp_create(int rank, int nranks, const int *local_ranks, int nloca
                          int shm_fd, tp_yield_mode_t yield_mode, tp_failure_mode_t mode,
                          ucoll_thread_level_t level, tp_lookup_fn lookup, void *lookup_arg,
                          tp_ctx_t **tp);
+/* messages of at least min_bytes (0: none) between ranks of this host that the rings reach go
+ * by single copy (shm.h) from now on; every rank must set the same before any such message.
+ * No effect without rings. */
+void tp_set_single_copy(tp_ctx_t *tp, size_t min_bytes);
+/* shm_single_copy_probe (shm.h): OK if this process may read its host's peers */
+ucoll_status_t tp_single_copy_probe(char *why, size_t why_len);
 /* this process's on-host segment, made before tp_create; -1 if none */
 int tp_shm_segment(void);
 /* what to publish to the other ranks: process id, on-host segment, worker addresses */
@@ -151,10 +157,12 @@ void tp_mem_unmap(tp_ctx_t *tp, void *memh);
 
 /* what this rank has done so far (UCOLL_STATS, tests): endpoints created, peers' rings mapped,
  * messages posted for sending through UCX and through the rings (each segment one message),
- * and the on-host channel's counts: sent, received, received before their receive was posted */
+ * and the on-host channel's counts: sent, received, received before their receive was posted,
+ * single-copy descriptors sent and single-copy reads done */
 typedef struct {
     unsigned long long endpoints, rings, sent_ucx, sent_shm;
     unsigned long long shm_sent, shm_received, shm_unexpected;
+    unsigned long long copies_sent, copies_read;
 } tp_stats_t;
 void tp_get_stats(const tp_ctx_t *tp, tp_stats_t *stats);
 

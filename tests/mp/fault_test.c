@@ -4,8 +4,9 @@
  * UCOLL_TIMEOUT is set) instead of hanging. Public API only. One launch = one repetition:
  * tests/mp/run_fault.sh launches it many times with different seeds and checks the records.
  *
- * Usage: fault_test --seed S --dir DIR [--iters N] [--max-delay-ms MS] [--mode M]
- *        (N = 100, MS = 300)
+ * Usage: fault_test --seed S --dir DIR [--iters N] [--max-delay-ms MS] [--mode M] [--big B]
+ *        (N = 100, MS = 300; --big: every collective moves B bytes, so that the victim dies
+ *        during large transfers: on one host, single-copy reads of its buffers)
  * Every rank derives the same plan from the seed:
  *   victim   the rank that dies (any rank, 0 included)
  *   mode     before: raise(SIGKILL) just before the call of iteration K (0 <= K < N);
@@ -199,6 +200,9 @@ static void *xmalloc(size_t n)
     return p;
 }
 
+/* --big: the bytes of every collective's vector; 0: drawn (draw_count) */
+static size_t big_bytes;
+
 /* counts: mostly tiny, some medium, a few up to 32 Ki elements (256 KiB of 8-byte elements:
  * segmented, rendezvous messages) */
 static size_t draw_count(void)
@@ -218,7 +222,7 @@ static void op_plan(op_t *o, int size, uint64_t iter_salt)
     memset(o, 0, sizeof(*o));
     o->coll = (int)rng_below(NCOLLS);
     o->kind = &kinds[rng_below(NKINDS)];
-    o->count = draw_count();
+    o->count = big_bytes > 0 ? big_bytes / o->kind->esize : draw_count();
     o->root = (int)rng_below((uint64_t)size);
     o->salt = iter_salt;
 }
@@ -361,7 +365,7 @@ static int wait_for_file(const char *path)
 static void usage(void)
 {
     fprintf(stderr, "usage: fault_test --seed S --dir DIR [--iters N] [--max-delay-ms MS] "
-                    "[--mode before|nonblocking|timer|stop|gone|external]\n");
+                    "[--mode before|nonblocking|timer|stop|gone|external] [--big BYTES]\n");
     exit(2);
 }
 
@@ -380,6 +384,10 @@ int main(int argc, char **argv)
             dir = argv[++i];
         } else if (strcmp(argv[i], "--iters") == 0 && i + 1 < argc) {
             iters = atoi(argv[++i]);
+        } else if (strcmp(argv[i], "--big") == 0 && i + 1 < argc) {
+            big_bytes = (size_t)strtoull(argv[++i], NULL, 0);
+            if (big_bytes < 8)
+                usage();
         } else if (strcmp(argv[i], "--max-delay-ms") == 0 && i + 1 < argc) {
             max_delay_ms = atol(argv[++i]);
         } else if (strcmp(argv[i], "--mode") == 0 && i + 1 < argc) {

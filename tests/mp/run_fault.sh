@@ -36,13 +36,18 @@
 #                              A stopped process (--stop) is noticed by neither: only
 #                              UCOLL_TIMEOUT ends the wait.
 #
+# --big B: every collective of the loop moves B bytes (fault_test --big, 8 iterations, kills
+# within 1.5 s): the victim dies or stops during large transfers. With UCOLL_SINGLE_COPY_MIN set
+# those are single-copy reads on this host; the script then also requires that the survivors
+# of the launches read some message by single copy (UCOLL_TEST_SHM_COUNTS' lines).
+#
 # Usage: run_fault.sh [--np N] [--reps R] [--stop S] [--gone G] [--seed S] [--timeout T]
-#                     [--bin PROGRAM]
+#                     [--big B] [--bin PROGRAM]
 #   defaults: N=4, R=20, S=1, G=2, seed 1 (launch i uses seed+i), T=5,
 #   PROGRAM=tests/mp/fault_test (relative to the current directory, else next to this script)
 set -uo pipefail
 
-np=4 reps=20 stops=1 gones=2 seed=1 timeout=5 bin=""
+np=4 reps=20 stops=1 gones=2 seed=1 timeout=5 bin="" big=""
 while [ $# -gt 0 ]; do
     case $1 in
     --np) np=$2; shift 2 ;;
@@ -52,13 +57,14 @@ while [ $# -gt 0 ]; do
     --seed) seed=$2; shift 2 ;;
     --timeout) timeout=$2; shift 2 ;;
     --bin) bin=$2; shift 2 ;;
+    --big) big=$2; shift 2 ;;
     *)
         sed -n '2,/^set /p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
         exit 2
         ;;
     esac
 done
-case $np$reps$stops$gones in
+case $np$reps$stops$gones$big in
 *[!0-9]*)
     echo "run_fault.sh: --np, --reps, --stop and --gone take numbers" >&2
     exit 2
@@ -87,6 +93,12 @@ export UCX_KEEPALIVE_INTERVAL="${UCX_KEEPALIVE_INTERVAL:-1s}"
 limit=$((timeout + 5 + 30))
 bound=$((timeout + 5))
 
+big_args=()
+if [ -n "$big" ]; then
+    big_args=(--big "$big" --iters 8 --max-delay-ms 1500)
+    export UCOLL_TEST_SHM_COUNTS=1
+fi
+
 work=$(mktemp -d /tmp/ucoll-fault.XXXXXX)
 fwd=()
 for v in $(compgen -e | grep -E '^(UCX_|UCOLL_)'); do
@@ -105,7 +117,7 @@ for ((i = 0; i < launches; i++)); do
     mkdir -p "$d"
     t0=$(date +%s.%N)
     setsid timeout -k 5 "$limit" mpirun -np "$np" --enable-recovery "${fwd[@]}" \
-        "$bin" --seed "$s" --dir "$d" "${mode[@]}" >"$d/log" 2>&1 </dev/null &
+        "$bin" --seed "$s" --dir "$d" "${mode[@]}" "${big_args[@]}" >"$d/log" 2>&1 </dev/null &
     pid=$!
     if [ "${mode[1]:-}" = stop ]; then
         # the stopped victim is killed once every survivor is through ucoll_finalize
@@ -213,10 +225,18 @@ totals=$(awk '
 IFS='|' read -r bad mode_list survivors max_detect max_call max_fin max_launch <<<"$totals"
 verdict=PASS
 [ "$bad" = 0 ] || verdict=FAIL
+copies=""
+if [ -n "$big" ] && [ "${UCOLL_SINGLE_COPY_MIN:-0}" != 0 ]; then
+    # the survivors' finalize lines: messages they read by single copy, over all launches
+    read_total=$(cat "$work"/*/log | sed -n 's/.* copies_read \([0-9]*\)$/\1/p' |
+        awk '{ n += $1 } END { print n + 0 }')
+    copies=" single-copy reads by survivors: $read_total;"
+    [ "$read_total" -gt 0 ] || verdict=FAIL
+fi
 echo "records and logs: $work"
 echo "fault np=$np: $launches launches (victim modes$mode_list), $bad failed;" \
     "survivors: $survivors" \
     "(UCOLL_TIMEOUT=$timeout, bound ${bound} s); max detection ${max_detect} s after the kill," \
-    "max failing call ${max_call} s, max finalize ${max_fin} s, max launch ${max_launch} s;" \
+    "max failing call ${max_call} s, max finalize ${max_fin} s, max launch ${max_launch} s;$copies" \
     "verdict: $verdict"
 [ "$verdict" = PASS ]

@@ -625,6 +625,277 @@ START_TEST(two_processes)
 }
 END_TEST
 
+/* ---- single copy: messages over SHM_MAX_MESSAGE between channels set to take them go as
+ * descriptors; the receiver reads the sender's buffer (here: the same process). */
+
+enum { SC_LEN = 3 * SHM_MAX_MESSAGE + 5 };
+
+static void pair_open_single_copy(pair_t *p)
+{
+    pair_open(p);
+    shm_set_single_copy(p->ch[0], SHM_MAX_MESSAGE + 1);
+    shm_set_single_copy(p->ch[1], SHM_MAX_MESSAGE + 1);
+}
+
+static void fill(unsigned char *b, size_t n, unsigned seed)
+{
+    for (size_t i = 0; i < n; i++)
+        b[i] = (unsigned char)(i * 31u + seed);
+}
+
+/* the receive posted first: the descriptor is read into place at once, and the send completes
+ * only once the receiver's DONE has been seen */
+START_TEST(single_copy_posted)
+{
+    pair_t p;
+    pair_open_single_copy(&p);
+    static unsigned char in[SC_LEN], out[SC_LEN], want[SC_LEN];
+    fill(in, SC_LEN, 1);
+    memcpy(want, in, SC_LEN);
+    tp_op_t s, r;
+    ck_assert(shm_reaches(p.ch[0], 1, SC_LEN));
+    recv_msg(p.ch[1], 0, out, SC_LEN, 5, &r);
+    send_msg(p.ch[0], 1, in, SC_LEN, 5, &s);
+    ck_assert_int_eq(s.done, 0); /* rendezvous: waits for the answer */
+    ck_assert_uint_eq(shm_progress(p.ch[1]), 1);
+    ck_assert_int_eq(r.done, 1);
+    ck_assert_int_eq(r.status, UCOLL_OK);
+    ck_assert_mem_eq(out, want, SC_LEN);
+    ck_assert_int_eq(s.done, 0);
+    ck_assert_uint_eq(shm_progress(p.ch[0]), 1);
+    ck_assert_int_eq(s.done, 1);
+    ck_assert_int_eq(s.status, UCOLL_OK);
+    ck_assert_uint_eq(stats(p.ch[0]).copies_sent, 1);
+    ck_assert_uint_eq(stats(p.ch[1]).copies_read, 1);
+    ck_assert_uint_eq(stats(p.ch[1]).unexpected, 0);
+    pair_close(&p);
+}
+END_TEST
+
+/* the descriptor before its receive waits in the unexpected list; nothing is read until the
+ * receive is posted, and then the sender's buffer as it is at that moment */
+START_TEST(single_copy_unexpected)
+{
+    pair_t p;
+    pair_open_single_copy(&p);
+    static unsigned char in[SC_LEN], out[SC_LEN];
+    fill(in, SC_LEN, 2);
+    tp_op_t s, r;
+    send_msg(p.ch[0], 1, in, SC_LEN, 6, &s);
+    ck_assert_uint_eq(shm_progress(p.ch[1]), 1);
+    ck_assert_uint_eq(stats(p.ch[1]).unexpected, 1);
+    ck_assert_uint_eq(stats(p.ch[1]).copies_read, 0);
+    shm_progress(p.ch[0]);
+    ck_assert_int_eq(s.done, 0);
+    recv_msg(p.ch[1], 0, out, SC_LEN, 6, &r);
+    ck_assert_int_eq(r.done, 1);
+    ck_assert_int_eq(r.status, UCOLL_OK);
+    ck_assert_mem_eq(out, in, SC_LEN);
+    shm_progress(p.ch[0]);
+    ck_assert_int_eq(s.done, 1);
+    ck_assert_int_eq(s.status, UCOLL_OK);
+    pair_close(&p);
+}
+END_TEST
+
+/* lengths that differ: nothing is read, both sides get UCOLL_ERR_TRUNCATED */
+START_TEST(single_copy_length_mismatch)
+{
+    pair_t p;
+    pair_open_single_copy(&p);
+    static unsigned char in[SC_LEN], out[SC_LEN];
+    fill(in, SC_LEN, 3);
+    memset(out, 0x5a, SC_LEN);
+    tp_op_t s, r;
+    recv_msg(p.ch[1], 0, out, SC_LEN - 1, 7, &r);
+    send_msg(p.ch[0], 1, in, SC_LEN, 7, &s);
+    shm_progress(p.ch[1]);
+    shm_progress(p.ch[0]);
+    ck_assert(r.done && s.done);
+    ck_assert_int_eq(r.status, UCOLL_ERR_TRUNCATED);
+    ck_assert_int_eq(s.status, UCOLL_ERR_TRUNCATED);
+    for (size_t i = 0; i < SC_LEN; i++)
+        ck_assert_uint_eq(out[i], 0x5a);
+    pair_close(&p);
+}
+END_TEST
+
+/* a sender that takes its message back before the receiver reads it: the receiver's swap
+ * loses, and its receive fails instead of returning data the sender may have changed */
+START_TEST(single_copy_cancelled)
+{
+    pair_t p;
+    pair_open_single_copy(&p);
+    static unsigned char in[SC_LEN], out[SC_LEN];
+    fill(in, SC_LEN, 4);
+    tp_op_t s, r;
+    send_msg(p.ch[0], 1, in, SC_LEN, 8, &s);
+    shm_progress(p.ch[1]); /* the descriptor is now unexpected */
+    shm_progress(p.ch[0]);
+    ck_assert_int_eq(s.done, 0); /* no answer yet */
+    shm_cancel(p.ch[0], &s);
+    ck_assert_int_eq(stats(p.ch[0]).copies_sent, 1);
+    recv_msg(p.ch[1], 0, out, SC_LEN, 8, &r);
+    ck_assert_int_eq(r.done, 1);
+    ck_assert_int_eq(r.status, UCOLL_ERR_PEER_FAILED);
+    ck_assert_uint_eq(stats(p.ch[1]).copies_read, 1); /* read, then discarded */
+    /* the cell is free again: a new message goes through with a new generation */
+    tp_op_t s2, r2;
+    fill(in, SC_LEN, 9);
+    recv_msg(p.ch[1], 0, out, SC_LEN, 10, &r2);
+    send_msg(p.ch[0], 1, in, SC_LEN, 10, &s2);
+    shm_progress(p.ch[1]);
+    shm_progress(p.ch[0]);
+    ck_assert(r2.done && s2.done);
+    ck_assert_int_eq(r2.status, UCOLL_OK);
+    ck_assert_int_eq(s2.status, UCOLL_OK);
+    ck_assert_mem_eq(out, in, SC_LEN);
+    pair_close(&p);
+}
+END_TEST
+
+/* more sends than cells: SHM_CELLS descriptors wait for answers, the rest in the pending list;
+ * as receives are posted, answers free cells and the rest go out, all in order */
+START_TEST(single_copy_cells_run_out)
+{
+    enum { N = SHM_CELLS + 10, LEN = SHM_MAX_MESSAGE + 8 };
+    pair_t p;
+    pair_open_single_copy(&p);
+    static unsigned char in[N][LEN], out[N][LEN];
+    static tp_op_t s[N], r[N];
+    for (int i = 0; i < N; i++) {
+        fill(in[i], LEN, (unsigned)i);
+        send_msg(p.ch[0], 1, in[i], LEN, 100 + (uint64_t)i, &s[i]);
+        shm_progress(p.ch[1]); /* slots drain into the unexpected list */
+    }
+    for (int k = 0; k < 4; k++)
+        shm_progress(p.ch[1]);
+    ck_assert_uint_eq(stats(p.ch[0]).copies_sent, SHM_CELLS);
+    ck_assert_uint_eq(stats(p.ch[1]).unexpected, SHM_CELLS);
+    for (int i = 0; i < N; i++) {
+        recv_msg(p.ch[1], 0, out[i], LEN, 100 + (uint64_t)i, &r[i]);
+        for (int k = 0; k < 3 && !r[i].done; k++) {
+            shm_progress(p.ch[0]);
+            shm_progress(p.ch[1]);
+        }
+        ck_assert_int_eq(r[i].done, 1);
+        ck_assert_int_eq(r[i].status, UCOLL_OK);
+        ck_assert_mem_eq(out[i], in[i], LEN);
+    }
+    shm_progress(p.ch[0]);
+    for (int i = 0; i < N; i++) {
+        ck_assert_int_eq(s[i].done, 1);
+        ck_assert_int_eq(s[i].status, UCOLL_OK);
+    }
+    ck_assert_uint_eq(stats(p.ch[0]).copies_sent, N);
+    ck_assert_uint_eq(stats(p.ch[1]).copies_read, N);
+    pair_close(&p);
+}
+END_TEST
+
+/* a descriptor of memory the sender does not have: the read fails, both sides fail with
+ * UCOLL_ERR_TRANSPORT (the sender's process lives) */
+START_TEST(single_copy_bad_address)
+{
+    pair_t p;
+    pair_open_single_copy(&p);
+    /* reserved, never readable (an unmapped range could be taken by the ring's own mmap) */
+    void *gone = mmap(NULL, 4 * SHM_MAX_MESSAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ck_assert_ptr_ne(gone, MAP_FAILED);
+    static unsigned char out[SC_LEN];
+    tp_op_t s, r;
+    recv_msg(p.ch[1], 0, out, SC_LEN, 11, &r);
+    send_msg(p.ch[0], 1, gone, SC_LEN, 11, &s);
+    shm_progress(p.ch[1]);
+    shm_progress(p.ch[0]);
+    ck_assert(r.done && s.done);
+    ck_assert_int_eq(r.status, UCOLL_ERR_TRANSPORT);
+    ck_assert_int_eq(s.status, UCOLL_ERR_TRANSPORT);
+    munmap(gone, 4 * SHM_MAX_MESSAGE);
+    pair_close(&p);
+}
+END_TEST
+
+/* a descriptor whose sender is dead (its pid names no process): PEER_FAILED, not TRANSPORT */
+START_TEST(single_copy_dead_sender)
+{
+    pid_t dead = fork();
+    ck_assert_int_ge(dead, 0);
+    if (dead == 0)
+        _exit(0);
+    int status;
+    ck_assert_int_eq(waitpid(dead, &status, 0), dead);
+    pair_t p;
+    pair_open_single_copy(&p);
+    shm_enable_peer(p.ch[1], 0, (long)dead, p.fd[0]); /* rank 1 reads rank 0 as that pid */
+    static unsigned char in[SC_LEN], out[SC_LEN];
+    tp_op_t s, r;
+    recv_msg(p.ch[1], 0, out, SC_LEN, 12, &r);
+    send_msg(p.ch[0], 1, in, SC_LEN, 12, &s);
+    shm_progress(p.ch[1]);
+    ck_assert_int_eq(r.done, 1);
+    ck_assert_int_eq(r.status, UCOLL_ERR_PEER_FAILED);
+    pair_close(&p);
+}
+END_TEST
+
+/* a forged descriptor: a cell beyond the ring's, or any descriptor where single copy is off,
+ * abandons the pair as a forged length does */
+START_TEST(single_copy_forged_cell)
+{
+    pair_t p;
+    pair_open_single_copy(&p);
+    unsigned char *ring = map_ring_0_to_1(&p);
+    const uint64_t d[3] = {(uint64_t)(uintptr_t)ring, SC_LEN, (uint64_t)SHM_CELLS | (1ull << 32)};
+    memcpy(ring + SHM_RING_CONTROL + SHM_SLOT_HEADER, d, sizeof(d));
+    forge_slot(ring, 0, 1, 0x80000000u | (uint32_t)sizeof(d), 9);
+    shm_progress(p.ch[1]);
+    assert_abandoned(&p);
+    munmap(ring, SHM_RING_BYTES);
+    pair_close(&p);
+}
+END_TEST
+
+START_TEST(single_copy_forged_when_off)
+{
+    pair_t p;
+    pair_open(&p); /* single copy not set */
+    unsigned char *ring = map_ring_0_to_1(&p);
+    const uint64_t d[3] = {(uint64_t)(uintptr_t)ring, SC_LEN, 1ull << 32};
+    memcpy(ring + SHM_RING_CONTROL + SHM_SLOT_HEADER, d, sizeof(d));
+    forge_slot(ring, 0, 1, 0x80000000u | (uint32_t)sizeof(d), 9);
+    shm_progress(p.ch[1]);
+    assert_abandoned(&p);
+    munmap(ring, SHM_RING_BYTES);
+    pair_close(&p);
+}
+END_TEST
+
+/* a descriptor taken as a crossed message (its receive waited on UCX): the sender is told */
+START_TEST(single_copy_taken_unexpected)
+{
+    pair_t p;
+    pair_open_single_copy(&p);
+    static unsigned char in[SC_LEN];
+    tp_op_t s;
+    send_msg(p.ch[0], 1, in, SC_LEN, 13, &s);
+    shm_progress(p.ch[1]);
+    ck_assert_int_eq(shm_take_unexpected(p.ch[1], 0, 13, CHECKED), 1);
+    shm_progress(p.ch[0]);
+    ck_assert_int_eq(s.done, 1);
+    ck_assert_int_eq(s.status, UCOLL_ERR_TRUNCATED);
+    pair_close(&p);
+}
+END_TEST
+
+/* this process may read its peers here (no seccomp filter, Yama's scope below 2) */
+START_TEST(single_copy_probe_here)
+{
+    char why[160] = "";
+    ck_assert_msg(shm_single_copy_probe(why, sizeof(why)) == UCOLL_OK, "%s", why);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("shm");
@@ -647,6 +918,17 @@ int main(void)
     tcase_add_test(tc, forged_length_posted);
     tcase_add_test(tc, forged_after_genuine);
     tcase_add_test(tc, forged_consumed_count);
+    tcase_add_test(tc, single_copy_posted);
+    tcase_add_test(tc, single_copy_unexpected);
+    tcase_add_test(tc, single_copy_length_mismatch);
+    tcase_add_test(tc, single_copy_cancelled);
+    tcase_add_test(tc, single_copy_cells_run_out);
+    tcase_add_test(tc, single_copy_bad_address);
+    tcase_add_test(tc, single_copy_dead_sender);
+    tcase_add_test(tc, single_copy_forged_cell);
+    tcase_add_test(tc, single_copy_forged_when_off);
+    tcase_add_test(tc, single_copy_taken_unexpected);
+    tcase_add_test(tc, single_copy_probe_here);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
