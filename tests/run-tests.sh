@@ -5,7 +5,8 @@
 # exported-symbols test and, with mpirun, a few short launches of its own), runs
 # tests/mp/mp_test without a launcher and under mpirun at np = 2, 3, 4, 5, 7, 8, 16 (plus runs
 # over UCX_TLS=tcp,self, with UCX_RNDV_THRESH=0, UCOLL_SHM=0 and two UCOLL_SEGMENT_SIZE values),
-# checks per rank that the on-host channel is used exactly when it should be, runs
+# checks per rank that the on-host channel is used exactly when it should be, runs mp_test with
+# single copy on one host (and with a rank whose seccomp filter forbids it), runs
 # tests/mp/block_test (the block collectives) at np = 1..9, 16 and 17, runs the store bootstrap's
 # tests (mp_test at np 8 started by a shell loop, no launcher) and a build configured
 # --without-pmix, runs the demo and the Python bindings' tests (python/tests, pytest), and
