@@ -706,17 +706,14 @@ void shm_cancel(shm_chan_t *ch, tp_op_t *op)
 /* the slot's message to its posted receive, or to the unexpected list; 0 if no memory for
  * the latter (the message stays in its slot until a later pass) */
 static int take_message(shm_chan_t *ch, struct shm_peer *p, const struct shm_slot *s, uint64_t tag,
-                        size_t len, int descriptor)
+                        size_t len, const struct shm_desc *desc)
 {
-    struct shm_desc d;
-    if (descriptor)
-        memcpy(&d, s->data, sizeof(d)); /* once: the slot may change under us */
     for (tp_op_t *op = p->posted.head, *prev = NULL; op != NULL; prev = op, op = op->next) {
         if (!tags_match(tag, op->tag, op->checked))
             continue;
         op_list_remove(&p->posted, prev, op);
-        if (descriptor) {
-            single_copy_read(ch, p, op, tag, &d);
+        if (desc != NULL) {
+            single_copy_read(ch, p, op, tag, desc);
             return 2;
         }
         deliver(op, tag, s->data, len);
@@ -730,9 +727,9 @@ static int take_message(shm_chan_t *ch, struct shm_peer *p, const struct shm_slo
     m->next = NULL;
     m->tag = tag;
     m->len = len;
-    m->descriptor = descriptor;
-    if (descriptor)
-        memcpy(m->data, &d, sizeof(d));
+    m->descriptor = desc != NULL;
+    if (desc != NULL)
+        memcpy(m->data, desc, sizeof(*desc));
     else
         memcpy(m->data, s->data, len);
     if (p->unexp_tail != NULL)
@@ -758,14 +755,16 @@ static __attribute__((noinline)) unsigned take_ready(shm_chan_t *ch, struct shm_
         const uint64_t tag = *(volatile const uint64_t *)&s->tag;
         const int descriptor = (len_word & SLOT_DESCRIPTOR) != 0;
         const uint32_t len = len_word & ~SLOT_DESCRIPTOR;
-        if (descriptor ? len != sizeof(struct shm_desc) || ch->single_copy == 0 ||
-                             ((const struct shm_desc *)(const void *)s->data)->cell >= SHM_CELLS
+        struct shm_desc d = {0, 0, 0, 0};
+        if (descriptor && len == sizeof(d))
+            memcpy(&d, s->data, sizeof(d)); /* once, then checked: the slot may change */
+        if (descriptor ? len != sizeof(d) || ch->single_copy == 0 || d.cell >= SHM_CELLS
                        : len > SHM_MAX_MESSAGE) {
             events += abandon_peer(
                 ch, p, descriptor ? "a descriptor word of" : "a message length of", len_word);
             break;
         }
-        const int taken = take_message(ch, p, s, tag, len, descriptor);
+        const int taken = take_message(ch, p, s, tag, len, descriptor ? &d : NULL);
         if (!taken)
             break;
         p->in_tail++;
