@@ -1,13 +1,14 @@
 /*
  * The cost model's inputs, measured once at init on world (README, "Algorithm choice"):
- *   alpha, beta  from the lower-quartile times of flat binomial bcasts (UCOLL_ALPHA_US and
- *                UCOLL_BETA_NS_PER_BYTE state one pair for every message instead). When every
- *                rank is on this host and the rings carry the small messages, two paths:
- *                the rings' alpha and beta from 8 B and the rings' largest message, UCX's
- *                from 64 KiB and 256 KiB (its intercept and slope). Otherwise one path, from
- *                8 B and 256 KiB. The lower quartile, not the median: right after start-up a
- *                rank's wait is sometimes stretched by the launcher's threads (4 us instead
- *                of 0.2 at np = 2 here), which is not what later collectives see
+ *   alpha, beta  from binomial bcasts (UCOLL_ALPHA_US and UCOLL_BETA_NS_PER_BYTE state one
+ *                pair for every message instead). When every rank is on this host and the
+ *                rings carry the small messages, two paths: the rings' alpha and beta from 8 B
+ *                and the rings' largest message, UCX's from 64 KiB and 256 KiB (intercept and
+ *                slope), each as one message's time in chains of bcasts (time_bcast_chain).
+ *                Otherwise one path, from 8 B and 256 KiB after barriers. Both keep the lower
+ *                quartile, not the median: right after start-up a rank's wait is sometimes
+ *                stretched by the launcher's threads (4 us instead of 0.2 at np = 2 here),
+ *                which is not what later collectives see
  *   gamma        of every predefined op on every dtype it applies to, each timed on this
  *                process over a small vector (UCOLL_GAMMA_NS_PER_BYTE states one value for all);
  *                AVG's is SUM's (the same kernel)
@@ -27,12 +28,9 @@
 /* agreed words of the network's cost: alpha, beta, the big path's alpha and beta */
 #define NET_WORDS 4
 
-/* lower quartile of the per-iteration times of a bcast of `bytes` from rank 0 */
-static double time_bcast(ucoll_comm_t *world, void *buf, size_t bytes, int iters)
+/* this rank's time of each of `iters` bcasts of `bytes` from rank 0, each after a barrier */
+static void time_bcast(ucoll_comm_t *world, void *buf, size_t bytes, int iters, double *t)
 {
-    double t[32];
-    if (iters > 32)
-        iters = 32;
     for (int i = 0; i < 3; i++) /* warm-up: a path's first messages set it up */
         ucoll_bcast(world, buf, bytes, UCOLL_UINT8, 0);
     for (int i = 0; i < iters; i++) {
@@ -41,13 +39,45 @@ static double time_bcast(ucoll_comm_t *world, void *buf, size_t bytes, int iters
         ucoll_bcast(world, buf, bytes, UCOLL_UINT8, 0);
         t[i] = now_seconds() - t0;
     }
-    for (int i = 1; i < iters; i++) /* insertion sort: iters is small */
+}
+
+/* lower quartile of n times (sorted in place) */
+static double lower_quartile(double *t, int n);
+
+/* the time per bcast of `bytes` in chains of CHAIN_BCASTS bcasts whose root moves one rank on
+ * each time (the lower quartile over `chains` chains). Rank r + 1 of a binomial bcast from r
+ * receives in its first round, so each bcast waits for the one message that brought the last
+ * one's data to its root: one message's time, with no barrier between that a leaf could leave
+ * last and find its data already there (bcasts after a barrier measured 0.06 us a round at 3
+ * ranks on 2 CPUs, whose collectives take microseconds a round) */
+enum { CHAIN_BCASTS = 16 };
+static double time_bcast_chain(ucoll_comm_t *world, void *buf, size_t bytes, int chains)
+{
+    double t[16];
+    if (chains > 16)
+        chains = 16;
+    for (int i = 0; i < 4; i++) /* warm-up: a path's first messages set it up */
+        ucoll_bcast(world, buf, bytes, UCOLL_UINT8, i % world->size);
+    for (int c = 0; c < chains; c++) {
+        ucoll_barrier(world);
+        double t0 = now_seconds();
+        for (int i = 0; i < CHAIN_BCASTS; i++)
+            ucoll_bcast(world, buf, bytes, UCOLL_UINT8, i % world->size);
+        t[c] = (now_seconds() - t0) / CHAIN_BCASTS;
+    }
+    return lower_quartile(t, chains);
+}
+
+/* lower quartile of n times (sorted in place) */
+static double lower_quartile(double *t, int n)
+{
+    for (int i = 1; i < n; i++) /* insertion sort: n is small */
         for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
             double x = t[j];
             t[j] = t[j - 1];
             t[j - 1] = x;
         }
-    return t[iters / 4];
+    return t[n / 4];
 }
 
 /* ns per byte of one application of op on dtype here: the best of a few timed runs after a
@@ -67,6 +97,54 @@ static double time_op(ucoll_op_t op, ucoll_dtype_t dtype, const void *in, void *
     return best * 1e9 / GAMMA_BYTES;
 }
 
+enum { BIG_BYTES = 256 * 1024, MID_BYTES = 64 * 1024 };
+
+/* every rank on this host, the rings carrying messages up to ring_max: mine[0..3] = the rings'
+ * alpha and beta, UCX's alpha and beta (intercept and slope of 64 KiB and 256 KiB), each from
+ * one message's time */
+static ucoll_status_t measure_one_host(ucoll_comm_t *world, size_t ring_max, double *mine)
+{
+    char *buf = calloc(1, BIG_BYTES);
+    if (buf == NULL)
+        return UCOLL_ERR_NO_MEMORY;
+    const double t_small = time_bcast_chain(world, buf, 8, 8);
+    const double t_ring = time_bcast_chain(world, buf, ring_max, 8);
+    const double t_mid = time_bcast_chain(world, buf, MID_BYTES, 4);
+    const double t_big = time_bcast_chain(world, buf, BIG_BYTES, 4);
+    free(buf);
+    mine[0] = t_small * 1e6;
+    mine[1] = (t_ring - t_small) * 1e9 / (double)(ring_max - 8);
+    mine[3] = (t_big - t_mid) * 1e9 / (double)(BIG_BYTES - MID_BYTES);
+    mine[2] = t_mid * 1e6 - (double)MID_BYTES * (mine[3] > 0 ? mine[3] : 0) * 1e-3;
+    return UCOLL_OK;
+}
+
+/* ranks on several hosts (or no rings): mine[0..1] = alpha and beta of one path, from bcasts
+ * of 8 B and 256 KiB after a barrier, a round being 1/ceil(log2 p) of one. Each iteration's
+ * time is its slowest rank's, as a collective's is: a rank's own times alone may all be short
+ * (a leaf that left the barrier last finds its data there) */
+static ucoll_status_t measure_hosts(ucoll_comm_t *world, double *mine)
+{
+    enum { SMALL_ITERS = 31, BIG_ITERS = 15 };
+    double t[SMALL_ITERS + BIG_ITERS], t_max[SMALL_ITERS + BIG_ITERS];
+    char *buf = calloc(1, BIG_BYTES);
+    if (buf == NULL)
+        return UCOLL_ERR_NO_MEMORY;
+    time_bcast(world, buf, 8, SMALL_ITERS, t);
+    time_bcast(world, buf, BIG_BYTES, BIG_ITERS, t + SMALL_ITERS);
+    free(buf);
+    ucoll_status_t st =
+        ucoll_allreduce(world, t, t_max, sizeof(t) / sizeof(t[0]), UCOLL_FLOAT64, UCOLL_OP_MAX);
+    if (st != UCOLL_OK)
+        return st;
+    const double rounds = sched_ceil_log2((uint64_t)world->size);
+    const double t_small = lower_quartile(t_max, SMALL_ITERS);
+    const double t_big = lower_quartile(t_max + SMALL_ITERS, BIG_ITERS);
+    mine[0] = t_small * 1e6 / rounds;
+    mine[1] = (t_big - t_small) * 1e9 / (rounds * BIG_BYTES);
+    return UCOLL_OK;
+}
+
 ucoll_status_t measure_cost_model(ucoll_ctx_t *ctx)
 {
     ucoll_comm_t *world = ctx->world;
@@ -84,31 +162,17 @@ ucoll_status_t measure_cost_model(ucoll_ctx_t *ctx)
     ctx->net.alpha_us = cfg->alpha_us >= 0 ? cfg->alpha_us : COST_DEFAULT_ALPHA_US;
     ctx->net.beta_ns = cfg->beta_ns >= 0 ? cfg->beta_ns : COST_DEFAULT_BETA_NS;
     if (measure_net) {
-        const size_t big = 256 * 1024, mid = 64 * 1024;
-        char *buf = calloc(1, big);
-        if (buf == NULL)
-            return UCOLL_ERR_NO_MEMORY;
-        const double rounds = sched_ceil_log2((uint64_t)world->size);
-        /* timed as the flat binomial tree the formula assumes, whatever auto or
+        /* timed as the flat binomial tree the formulas assume, whatever auto or
          * UCOLL_BCAST_ALG would run (node-aware on more than one host) */
         int param = 0;
         const alg_choice_t chosen = world->alg[UCOLL_COLL_BCAST];
         world->alg[UCOLL_COLL_BCAST] =
             (alg_choice_t){alg_lookup(UCOLL_COLL_BCAST, "binomial", &param), param};
-        const double t_small = time_bcast(world, buf, 8, 31);
-        const double t_ring = ring_max > 0 ? time_bcast(world, buf, ring_max, 31) : 0;
-        const double t_big = time_bcast(world, buf, big, 15);
-        const double t_mid = ring_max > 0 ? time_bcast(world, buf, mid, 15) : 0;
+        ucoll_status_t st =
+            ring_max > 0 ? measure_one_host(world, ring_max, mine) : measure_hosts(world, mine);
         world->alg[UCOLL_COLL_BCAST] = chosen;
-        free(buf);
-        mine[0] = t_small * 1e6 / rounds;
-        if (ring_max > 0) {
-            mine[1] = (t_ring - t_small) * 1e9 / (rounds * (double)(ring_max - 8));
-            mine[3] = (t_big - t_mid) * 1e9 / (rounds * (double)(big - mid));
-            mine[2] = t_mid * 1e6 / rounds - (double)mid * (mine[3] > 0 ? mine[3] : 0) * 1e-3;
-        } else {
-            mine[1] = (t_big - t_small) * 1e9 / (rounds * big);
-        }
+        if (st != UCOLL_OK)
+            return st;
         for (int i = 1; i < NET_WORDS; i++)
             if (mine[i] < 0)
                 mine[i] = 0;
