@@ -331,7 +331,7 @@ sc_reads_check() {
     local name=$1 np=$2 want=$3 log reports lines bad
     log="$LOGDIR/$(echo "$name" | tr -c 'A-Za-z0-9=.,_-' '_').log"
     reports=$(grep -oE 'ucoll: rank [0-9]+ shm sent [0-9]+ received [0-9]+ unexpected [0-9]+ copies_sent [0-9]+ copies_read [0-9]+' "$log" |
-        awk '{ print $3, $11, $13 }' | sort -u)
+        awk '{ print $3, $12, $14 }' | sort -u)
     lines=$(printf '%s' "$reports" | grep -c .)
     if [ "$want" = some ]; then
         bad=$(printf '%s' "$reports" | awk '$3 == 0' | grep -c .)
