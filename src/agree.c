@@ -144,9 +144,12 @@ ucoll_status_t agree_settings(ucoll_ctx_t *ctx)
                     world->rank, why);
         if (all[2 * n] == 0)
             tp_set_single_copy(ctx->tp, cfg->single_copy_min);
+        else
+            tp_single_copy_unprobe();
         return UCOLL_OK;
     }
     /* every rank found the same: all leave init together, none while a peer still receives */
+    tp_single_copy_unprobe();
     ctx->bs->fence(ctx->bs);
     return UCOLL_ERR_INVALID_ARG;
 }

@@ -63,6 +63,14 @@ static inline uint32_t cell_word(uint32_t gen, uint32_t state)
 {
     return (gen << CELL_STATE_BITS) | state;
 }
+
+/* CAS of a cell from (gen, POSTED) to (gen, state); 1 if this side won */
+static int cell_answer(_Atomic uint32_t *cell, uint32_t gen, uint32_t state)
+{
+    uint32_t expected = cell_word(gen, CELL_POSTED);
+    return atomic_compare_exchange_strong_explicit(cell, &expected, cell_word(gen, state),
+                                                   memory_order_acq_rel, memory_order_acquire);
+}
 _Static_assert(sizeof(struct shm_slot) == SHM_SLOT_BYTES, "slot layout");
 _Static_assert(sizeof(struct shm_ring) <= SHM_RING_BYTES && SHM_RING_BYTES % 4096 == 0,
                "ring layout");
@@ -274,6 +282,15 @@ void shm_set_single_copy(shm_chan_t *ch, size_t min_bytes)
         min_bytes > 0 && min_bytes <= SHM_MAX_MESSAGE ? SHM_MAX_MESSAGE + 1 : min_bytes;
 }
 
+/* the probe let any process of this user read this one (Yama's ptrace_scope 1) */
+static int ptracer_any_set;
+
+void shm_single_copy_unprobe(void)
+{
+    if (ptracer_any_set && prctl(PR_SET_PTRACER, 0, 0, 0, 0) == 0)
+        ptracer_any_set = 0;
+}
+
 ucoll_status_t shm_single_copy_probe(char *why, size_t why_len)
 {
     static const char probe[32] = "ucoll single-copy probe";
@@ -297,10 +314,13 @@ ucoll_status_t shm_single_copy_probe(char *why, size_t why_len)
                  scope);
         return UCOLL_ERR_NOT_SUPPORTED;
     }
-    if (scope == 1 && prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0) != 0) {
-        snprintf(why, why_len, "kernel.yama.ptrace_scope is 1 and PR_SET_PTRACER failed: %s",
-                 strerror(errno));
-        return UCOLL_ERR_NOT_SUPPORTED;
+    if (scope == 1) {
+        if (prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0) != 0) {
+            snprintf(why, why_len, "kernel.yama.ptrace_scope is 1 and PR_SET_PTRACER failed: %s",
+                     strerror(errno));
+            return UCOLL_ERR_NOT_SUPPORTED;
+        }
+        ptracer_any_set = 1;
     }
     return UCOLL_OK;
 }
@@ -412,8 +432,11 @@ static unsigned abandon_peer(shm_chan_t *ch, struct shm_peer *p, const char *wha
         fail_op(op);
         ch->npending--;
     }
+    /* our descriptors are taken back before their sends fail: the peer's read must not win
+     * once the caller may reuse the buffer */
     for (tp_op_t *op; (op = p->inflight.head) != NULL; n++) {
         op_list_remove(&p->inflight, NULL, op);
+        cell_answer(&p->out->cell[op->sc_cell], op->sc_gen, CELL_CANCELLED);
         fail_op(op);
         ch->ninflight--;
     }
@@ -421,6 +444,11 @@ static unsigned abandon_peer(shm_chan_t *ch, struct shm_peer *p, const char *wha
     while (p->unexp_head != NULL) {
         struct shm_msg *m = p->unexp_head;
         p->unexp_head = m->next;
+        if (m->descriptor) { /* its sender waits for an answer (cell checked on arrival) */
+            struct shm_desc d;
+            memcpy(&d, m->data, sizeof(d));
+            cell_answer(&p->in->cell[d.cell], d.gen, CELL_FAILED);
+        }
         msg_recycle(ch, m);
     }
     p->unexp_tail = NULL;
@@ -549,14 +577,6 @@ static void deliver(tp_op_t *op, uint64_t tag, const void *data, size_t len)
     op->status = len == op->expected && ((tag ^ op->tag) & op->checked) == 0 ? UCOLL_OK
                                                                              : UCOLL_ERR_TRUNCATED;
     op->done = 1;
-}
-
-/* CAS of a cell from (gen, POSTED) to (gen, state); 1 if this side won */
-static int cell_answer(_Atomic uint32_t *cell, uint32_t gen, uint32_t state)
-{
-    uint32_t expected = cell_word(gen, CELL_POSTED);
-    return atomic_compare_exchange_strong_explicit(cell, &expected, cell_word(gen, state),
-                                                   memory_order_acq_rel, memory_order_acquire);
 }
 
 /* reads len bytes at addr of process pid into buf; 0, or -1 with errno */
@@ -758,8 +778,12 @@ static __attribute__((noinline)) unsigned take_ready(shm_chan_t *ch, struct shm_
         struct shm_desc d = {0, 0, 0, 0};
         if (descriptor && len == sizeof(d))
             memcpy(&d, s->data, sizeof(d)); /* once, then checked: the slot may change */
-        if (descriptor ? len != sizeof(d) || ch->single_copy == 0 || d.cell >= SHM_CELLS
-                       : len > SHM_MAX_MESSAGE) {
+        /* a descriptor is taken even before this rank turned single copy on: the rank that
+         * sent it may have left init's agreement first; only a receive posted for a length
+         * the rings carry can read it */
+        if (descriptor
+                ? len != sizeof(d) || d.cell >= SHM_CELLS || d.gen == 0 || d.gen > CELL_GEN_MASK
+                : len > SHM_MAX_MESSAGE) {
             events += abandon_peer(
                 ch, p, descriptor ? "a descriptor word of" : "a message length of", len_word);
             break;

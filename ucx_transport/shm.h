@@ -85,6 +85,8 @@ void shm_set_single_copy(shm_chan_t *ch, size_t min_bytes);
  * one (PR_SET_PTRACER_ANY, as Open MPI does for CMA). Different users have no rings at all:
  * opening a peer's /proc/<pid>/fd takes the same ptrace permission. */
 ucoll_status_t shm_single_copy_probe(char *why, size_t why_len);
+/* undoes what a successful probe allowed (single copy ended up off) */
+void shm_single_copy_unprobe(void);
 void shm_destroy(shm_chan_t *ch);
 
 /* as tp_isend / tp_irecv (op set up by the caller: peer, expected); the op may be done at

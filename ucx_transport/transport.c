@@ -188,6 +188,11 @@ ucoll_status_t tp_single_copy_probe(char *why, size_t why_len)
     return shm_single_copy_probe(why, why_len);
 }
 
+void tp_single_copy_unprobe(void)
+{
+    shm_single_copy_unprobe();
+}
+
 /* the published blob: process id (8 bytes), machine identity hash (8), on-host segment
  * descriptor (4, -1: no channel), UCOLL_FAILURE_DETECTION (4: it decides which context a peer
  * is reached through, so a rank set otherwise is refused by name), then for each context a

@@ -110,6 +110,8 @@ ucoll_status_t tp_create(int rank, int nranks, const int *local_ranks, int nloca
 void tp_set_single_copy(tp_ctx_t *tp, size_t min_bytes);
 /* shm_single_copy_probe (shm.h): OK if this process may read its host's peers */
 ucoll_status_t tp_single_copy_probe(char *why, size_t why_len);
+/* single copy ended up off: undoes what a successful probe allowed */
+void tp_single_copy_unprobe(void);
 /* this process's on-host segment, made before tp_create; -1 if none */
 int tp_shm_segment(void);
 /* what to publish to the other ranks: process id, on-host segment, worker addresses */

@@ -673,15 +673,18 @@ START_TEST(single_copy_posted)
 END_TEST
 
 /* the descriptor before its receive waits in the unexpected list; nothing is read until the
- * receive is posted, and then the sender's buffer as it is at that moment */
+ * receive is posted, and then the sender's buffer as it is at that moment (the send has not
+ * completed, so its buffer is still the message) */
 START_TEST(single_copy_unexpected)
 {
     pair_t p;
     pair_open_single_copy(&p);
-    static unsigned char in[SC_LEN], out[SC_LEN];
+    static unsigned char in[SC_LEN], out[SC_LEN], want[SC_LEN];
     fill(in, SC_LEN, 2);
     tp_op_t s, r;
     send_msg(p.ch[0], 1, in, SC_LEN, 6, &s);
+    fill(in, SC_LEN, 22); /* after the descriptor went out, before anything was read */
+    memcpy(want, in, SC_LEN);
     ck_assert_uint_eq(shm_progress(p.ch[1]), 1);
     ck_assert_uint_eq(stats(p.ch[1]).unexpected, 1);
     ck_assert_uint_eq(stats(p.ch[1]).copies_read, 0);
@@ -690,7 +693,7 @@ START_TEST(single_copy_unexpected)
     recv_msg(p.ch[1], 0, out, SC_LEN, 6, &r);
     ck_assert_int_eq(r.done, 1);
     ck_assert_int_eq(r.status, UCOLL_OK);
-    ck_assert_mem_eq(out, in, SC_LEN);
+    ck_assert_mem_eq(out, want, SC_LEN);
     shm_progress(p.ch[0]);
     ck_assert_int_eq(s.done, 1);
     ck_assert_int_eq(s.status, UCOLL_OK);
@@ -735,21 +738,26 @@ START_TEST(single_copy_cancelled)
     ck_assert_int_eq(s.done, 0); /* no answer yet */
     shm_cancel(p.ch[0], &s);
     ck_assert_int_eq(stats(p.ch[0]).copies_sent, 1);
-    recv_msg(p.ch[1], 0, out, SC_LEN, 8, &r);
+    /* the cell is free again: the next message takes it with a new generation while the stale
+     * descriptor still waits, unexpected */
+    tp_op_t s2, r2;
+    static unsigned char in2[SC_LEN], out2[SC_LEN];
+    fill(in2, SC_LEN, 9);
+    send_msg(p.ch[0], 1, in2, SC_LEN, 10, &s2);
+    shm_progress(p.ch[1]);
+    ck_assert_uint_eq(stats(p.ch[1]).unexpected, 2);
+    recv_msg(p.ch[1], 0, out, SC_LEN, 8, &r); /* the stale one: read, then its swap loses */
     ck_assert_int_eq(r.done, 1);
     ck_assert_int_eq(r.status, UCOLL_ERR_PEER_FAILED);
     ck_assert_uint_eq(stats(p.ch[1]).copies_read, 1); /* read, then discarded */
-    /* the cell is free again: a new message goes through with a new generation */
-    tp_op_t s2, r2;
-    fill(in, SC_LEN, 9);
-    recv_msg(p.ch[1], 0, out, SC_LEN, 10, &r2);
-    send_msg(p.ch[0], 1, in, SC_LEN, 10, &s2);
-    shm_progress(p.ch[1]);
+    shm_progress(p.ch[0]);
+    ck_assert_int_eq(s2.done, 0); /* the stale answer did not complete the new send */
+    recv_msg(p.ch[1], 0, out2, SC_LEN, 10, &r2);
     shm_progress(p.ch[0]);
     ck_assert(r2.done && s2.done);
     ck_assert_int_eq(r2.status, UCOLL_OK);
     ck_assert_int_eq(s2.status, UCOLL_OK);
-    ck_assert_mem_eq(out, in, SC_LEN);
+    ck_assert_mem_eq(out2, in2, SC_LEN);
     pair_close(&p);
 }
 END_TEST
@@ -839,8 +847,7 @@ START_TEST(single_copy_dead_sender)
 }
 END_TEST
 
-/* a forged descriptor: a cell beyond the ring's, or any descriptor where single copy is off,
- * abandons the pair as a forged length does */
+/* a forged descriptor, a cell beyond the ring's, abandons the pair as a forged length does */
 START_TEST(single_copy_forged_cell)
 {
     pair_t p;
@@ -856,16 +863,76 @@ START_TEST(single_copy_forged_cell)
 }
 END_TEST
 
-START_TEST(single_copy_forged_when_off)
+/* generation 0 is never sent (the sender skips it): a descriptor with it is forged */
+START_TEST(single_copy_forged_generation)
 {
     pair_t p;
-    pair_open(&p); /* single copy not set */
+    pair_open_single_copy(&p);
     unsigned char *ring = map_ring_0_to_1(&p);
-    const uint64_t d[3] = {(uint64_t)(uintptr_t)ring, SC_LEN, 1ull << 32};
+    const uint64_t d[3] = {(uint64_t)(uintptr_t)ring, SC_LEN, 0};
     memcpy(ring + SHM_RING_CONTROL + SHM_SLOT_HEADER, d, sizeof(d));
     forge_slot(ring, 0, 1, 0x80000000u | (uint32_t)sizeof(d), 9);
     shm_progress(p.ch[1]);
     assert_abandoned(&p);
+    munmap(ring, SHM_RING_BYTES);
+    pair_close(&p);
+}
+END_TEST
+
+/* a descriptor that reaches a rank before that rank has turned single copy on (its sender left
+ * init's agreement first) waits, and is read once the rank receives with single copy on */
+START_TEST(single_copy_before_set)
+{
+    pair_t p;
+    pair_open(&p);
+    shm_set_single_copy(p.ch[0], SHM_MAX_MESSAGE + 1); /* rank 1 still agreeing */
+    static unsigned char in[SC_LEN], out[SC_LEN];
+    fill(in, SC_LEN, 5);
+    tp_op_t s, r;
+    send_msg(p.ch[0], 1, in, SC_LEN, 14, &s);
+    ck_assert_uint_eq(shm_progress(p.ch[1]), 1);
+    ck_assert_uint_eq(stats(p.ch[1]).unexpected, 1);
+    shm_set_single_copy(p.ch[1], SHM_MAX_MESSAGE + 1);
+    recv_msg(p.ch[1], 0, out, SC_LEN, 14, &r);
+    shm_progress(p.ch[0]);
+    ck_assert(r.done && s.done);
+    ck_assert_int_eq(r.status, UCOLL_OK);
+    ck_assert_int_eq(s.status, UCOLL_OK);
+    ck_assert_mem_eq(out, in, SC_LEN);
+    pair_close(&p);
+}
+END_TEST
+
+/* a pair given up (a forged slot) with single copy in flight both ways: our descriptor is
+ * taken back before our send fails, so the peer's read of it cannot succeed; the peer's
+ * descriptor waiting here is answered FAILED, so the peer's send ends instead of waiting */
+START_TEST(single_copy_abandoned_pair)
+{
+    pair_t p;
+    pair_open_single_copy(&p);
+    static unsigned char a[SC_LEN], b[SC_LEN], out[SC_LEN];
+    fill(a, SC_LEN, 6);
+    fill(b, SC_LEN, 7);
+    tp_op_t s0, s1, r1;
+    send_msg(p.ch[0], 1, a, SC_LEN, 15, &s0); /* 0 -> 1, in flight */
+    send_msg(p.ch[1], 0, b, SC_LEN, 16, &s1); /* 1 -> 0, unexpected at 0 */
+    shm_progress(p.ch[1]);
+    shm_progress(p.ch[0]);
+    ck_assert_uint_eq(stats(p.ch[0]).unexpected, 1);
+    /* ring 1 -> 0 is ring 1 of rank 0's segment; its next slot (1) gets an impossible length */
+    unsigned char *ring =
+        mmap(NULL, SHM_RING_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, p.fd[0], SHM_RING_BYTES);
+    ck_assert_ptr_ne(ring, MAP_FAILED);
+    forge_slot(ring, 1, 2, SHM_MAX_MESSAGE + 1, 9);
+    shm_progress(p.ch[0]); /* rank 0 gives rank 1 up */
+    ck_assert_int_eq(s0.done, 1);
+    ck_assert_int_eq(s0.status, UCOLL_ERR_TRANSPORT);
+    recv_msg(p.ch[1], 0, out, SC_LEN, 15, &r1); /* reads a, but its swap loses */
+    ck_assert_int_eq(r1.done, 1);
+    ck_assert_int_eq(r1.status, UCOLL_ERR_PEER_FAILED);
+    shm_progress(p.ch[1]);
+    ck_assert_int_eq(s1.done, 1);
+    ck_assert_int_eq(s1.status, UCOLL_ERR_TRANSPORT);
     munmap(ring, SHM_RING_BYTES);
     pair_close(&p);
 }
@@ -926,7 +993,9 @@ int main(void)
     tcase_add_test(tc, single_copy_bad_address);
     tcase_add_test(tc, single_copy_dead_sender);
     tcase_add_test(tc, single_copy_forged_cell);
-    tcase_add_test(tc, single_copy_forged_when_off);
+    tcase_add_test(tc, single_copy_forged_generation);
+    tcase_add_test(tc, single_copy_before_set);
+    tcase_add_test(tc, single_copy_abandoned_pair);
     tcase_add_test(tc, single_copy_taken_unexpected);
     tcase_add_test(tc, single_copy_probe_here);
     suite_add_tcase(s, tc);
