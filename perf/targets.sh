@@ -16,7 +16,7 @@
 #
 # Usage: perf/targets.sh [BUILD_DIR] [OUT_CSV]  (defaults . and /tmp/targets.csv)
 # Environment: UCC_PREFIX (default /tmp/ucc-install), UCC_SRC, NPS (default "2 3"),
-#              SIZES (default 64K,1M,16M)
+#              SIZES (default 64K,1M,16M); UCOLL_* variables are passed to every rank
 set -euo pipefail
 
 srcdir=$(cd "$(dirname "$0")/.." && pwd)
@@ -51,14 +51,19 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_oob_tcp_if_include=lo
 export UCX_NET_DEVICES=${UCX_NET_DEVICES:-lo}
 ucx_mca="--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any"
+# ucoll's settings of this shell (e.g. UCOLL_SINGLE_COPY_MIN) reach every rank
+fwd=""
+for v in $(compgen -e | grep -E '^UCOLL_'); do
+    fwd="$fwd -x $v"
+done
 
 : >"$out"
 for np in $nps; do
     for setting in default pml-ucx; do
         mca=""
         [ "$setting" = pml-ucx ] && mca=$ucx_mca
-        # shellcheck disable=SC2086  # $mca is a list of words
-        setsid timeout -k 5 900 mpirun -x UCX_NET_DEVICES -np "$np" $mca "$bin" -s "$sizes" \
+        # shellcheck disable=SC2086  # $mca and $fwd are lists of words
+        setsid timeout -k 5 900 mpirun -x UCX_NET_DEVICES $fwd -np "$np" $mca "$bin" -s "$sizes" \
             -l "$setting" >>"$out" || {
             echo "$0: np=$np $setting failed" >&2
             rm -f "$bin"
