@@ -101,21 +101,30 @@ enum { BIG_BYTES = 256 * 1024, MID_BYTES = 64 * 1024 };
 
 /* every rank on this host, the rings carrying messages up to ring_max: mine[0..3] = the rings'
  * alpha and beta, UCX's alpha and beta (intercept and slope of 64 KiB and 256 KiB), each from
- * one message's time */
+ * one message's time.
+ * A chain of small bcasts waits for one message a bcast. A chain of large ones is bound by the
+ * CPUs instead once a bcast's copies outweigh one message: its p - 1 messages are 2 (p - 1)
+ * copies (UCX's copy in and copy out, which one message overlaps on two CPUs) over min(p, CPUs)
+ * CPUs, so a large message is the chain's time over max(1, 2 (p - 1) / min(p, CPUs)): at 3
+ * ranks on 2 CPUs a chained 64 KiB bcast took twice a 64 KiB bcast alone */
 static ucoll_status_t measure_one_host(ucoll_comm_t *world, size_t ring_max, double *mine)
 {
-    char *buf = calloc(1, BIG_BYTES);
+    char *buf = malloc(BIG_BYTES);
     if (buf == NULL)
         return UCOLL_ERR_NO_MEMORY;
+    memset(buf, 1, BIG_BYTES); /* pages of its own, not the zero page calloc leaves unwritten */
     const double t_small = time_bcast_chain(world, buf, 8, 8);
     const double t_ring = time_bcast_chain(world, buf, ring_max, 8);
-    const double t_mid = time_bcast_chain(world, buf, MID_BYTES, 4);
-    const double t_big = time_bcast_chain(world, buf, BIG_BYTES, 4);
+    const double t_mid = time_bcast_chain(world, buf, MID_BYTES, 8);
+    const double t_big = time_bcast_chain(world, buf, BIG_BYTES, 8);
     free(buf);
+    const int cpus = tp_host_cpus(), busy = world->size < cpus ? world->size : cpus;
+    const double copies = 2.0 * (world->size - 1) / (busy > 0 ? busy : 1);
+    const double share = copies > 1 ? copies : 1;
     mine[0] = t_small * 1e6;
     mine[1] = (t_ring - t_small) * 1e9 / (double)(ring_max - 8);
-    mine[3] = (t_big - t_mid) * 1e9 / (double)(BIG_BYTES - MID_BYTES);
-    mine[2] = t_mid * 1e6 - (double)MID_BYTES * (mine[3] > 0 ? mine[3] : 0) * 1e-3;
+    mine[3] = (t_big - t_mid) * 1e9 / (share * (double)(BIG_BYTES - MID_BYTES));
+    mine[2] = t_mid * 1e6 / share - (double)MID_BYTES * (mine[3] > 0 ? mine[3] : 0) * 1e-3;
     return UCOLL_OK;
 }
 
