@@ -351,6 +351,21 @@ sc_reads_check "mp_test np=3 UCOLL_SINGLE_COPY_MIN=4097" 3 some
 mp "mp_test np=5 UCOLL_SINGLE_COPY_MIN=4097 UCOLL_SEGMENT_SIZE=0" 5 600 \
     "UCOLL_SINGLE_COPY_MIN=4097 UCOLL_SEGMENT_SIZE=0 UCOLL_TEST_SHM_COUNTS=1" "${SC_COMBOS[@]}"
 sc_reads_check "mp_test np=5 UCOLL_SINGLE_COPY_MIN=4097 UCOLL_SEGMENT_SIZE=0" 5 some
+# all 16 collectives (blocking, nonblocking, persistent, the v forms) in a random mix, the
+# block collectives alone, and 4 threads per rank, with single copy
+sc_ops=5000
+[ "$quick" = 0 ] || sc_ops=500
+run_job "stress np=5 UCOLL_SINGLE_COPY_MIN=4097: $sc_ops calls" 5 900 \
+    "UCOLL_SINGLE_COPY_MIN=4097 UCOLL_TEST_SHM_COUNTS=1" tests/mp/stress_test --expect-size 5 \
+    --ops "$sc_ops" --warmup-ops 1000 "${MP_ALGS[@]}" "${BLOCK_ALGS[@]}"
+sc_reads_check "stress np=5 UCOLL_SINGLE_COPY_MIN=4097: $sc_ops calls" 5 some
+run_job "block_test np=5 UCOLL_SINGLE_COPY_MIN=4097" 5 600 \
+    "UCOLL_SINGLE_COPY_MIN=4097 UCOLL_TEST_SHM_COUNTS=1" tests/mp/block_test "${BLOCK_ALGS[@]}" \
+    --expect-size 5
+sc_reads_check "block_test np=5 UCOLL_SINGLE_COPY_MIN=4097" 5 some
+run_job "thread_test np=2 UCOLL_SINGLE_COPY_MIN=4097" 2 120 \
+    "UCOLL_SINGLE_COPY_MIN=4097 UCOLL_TEST_SHM_COUNTS=1" tests/mp/thread_test --expect-size 2
+sc_reads_check "thread_test np=2 UCOLL_SINGLE_COPY_MIN=4097" 2 some
 nocma="mp_test np=3, rank 1 refuses process_vm_readv"
 run_job "$nocma" 3 600 "UCOLL_SINGLE_COPY_MIN=4097 UCOLL_TEST_SHM_COUNTS=1" \
     tests/mp/no_cma 1 tests/mp/mp_test "${MP_ALGS[@]}" --expect-size 3 --counts 0,7,100000 \
