@@ -42,7 +42,16 @@ static void time_bcast(ucoll_comm_t *world, void *buf, size_t bytes, int iters, 
 }
 
 /* lower quartile of n times (sorted in place) */
-static double lower_quartile(double *t, int n);
+static double lower_quartile(double *t, int n)
+{
+    for (int i = 1; i < n; i++) /* insertion sort: n is small */
+        for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
+            double x = t[j];
+            t[j] = t[j - 1];
+            t[j - 1] = x;
+        }
+    return t[n / 4];
+}
 
 /* the time per bcast of `bytes` in chains of CHAIN_BCASTS bcasts whose root moves one rank on
  * each time (the lower quartile over `chains` chains). Rank r + 1 of a binomial bcast from r
@@ -66,18 +75,6 @@ static double time_bcast_chain(ucoll_comm_t *world, void *buf, size_t bytes, int
         t[c] = (now_seconds() - t0) / CHAIN_BCASTS;
     }
     return lower_quartile(t, chains);
-}
-
-/* lower quartile of n times (sorted in place) */
-static double lower_quartile(double *t, int n)
-{
-    for (int i = 1; i < n; i++) /* insertion sort: n is small */
-        for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
-            double x = t[j];
-            t[j] = t[j - 1];
-            t[j - 1] = x;
-        }
-    return t[n / 4];
 }
 
 /* ns per byte of one application of op on dtype here: the best of a few timed runs after a

@@ -56,6 +56,7 @@ struct shm_desc {
 /* a cell holds (generation << CELL_STATE_BITS) | state */
 enum { CELL_POSTED = 1, CELL_DONE, CELL_REJECTED, CELL_FAILED, CELL_CANCELLED };
 #define CELL_STATE_BITS 3
+#define CELL_STATE_MASK ((UINT32_C(1) << CELL_STATE_BITS) - 1)
 #define CELL_GEN_MASK ((UINT32_C(1) << (32 - CELL_STATE_BITS)) - 1)
 _Static_assert(SHM_CELLS == 64, "a peer's cells in use are one 64-bit mask");
 
@@ -98,6 +99,15 @@ static void op_list_push(op_list_t *l, tp_op_t *op)
     else
         l->head = op;
     l->tail = op;
+}
+
+/* puts op back at the head of the list */
+static void op_list_push_front(op_list_t *l, tp_op_t *op)
+{
+    op->next = l->head;
+    l->head = op;
+    if (l->tail == NULL)
+        l->tail = op;
 }
 
 /* takes op, which follows prev (NULL: op is the head), off the list */
@@ -276,10 +286,11 @@ int shm_reaches(const shm_chan_t *ch, int peer, size_t len)
            ch->locals[ch->local_of[peer]].enabled;
 }
 
-void shm_set_single_copy(shm_chan_t *ch, size_t min_bytes)
+size_t shm_set_single_copy(shm_chan_t *ch, size_t min_bytes)
 {
     ch->single_copy =
         min_bytes > 0 && min_bytes <= SHM_MAX_MESSAGE ? SHM_MAX_MESSAGE + 1 : min_bytes;
+    return ch->single_copy;
 }
 
 /* the probe let any process of this user read this one (Yama's ptrace_scope 1) */
@@ -374,6 +385,14 @@ static struct shm_peer *peer_of(shm_chan_t *ch, int peer)
     return &ch->locals[ch->local_of[peer]];
 }
 
+/* the descriptor an unexpected single-copy message holds (its cell checked on arrival) */
+static struct shm_desc msg_descriptor(const struct shm_msg *m)
+{
+    struct shm_desc d;
+    memcpy(&d, m->data, sizeof(d));
+    return d;
+}
+
 /* an unexpected message's buffer, for the next one (take_message) */
 static void msg_recycle(shm_chan_t *ch, struct shm_msg *m)
 {
@@ -444,9 +463,8 @@ static unsigned abandon_peer(shm_chan_t *ch, struct shm_peer *p, const char *wha
     while (p->unexp_head != NULL) {
         struct shm_msg *m = p->unexp_head;
         p->unexp_head = m->next;
-        if (m->descriptor) { /* its sender waits for an answer (cell checked on arrival) */
-            struct shm_desc d;
-            memcpy(&d, m->data, sizeof(d));
+        if (m->descriptor) { /* its sender waits for an answer */
+            const struct shm_desc d = msg_descriptor(m);
             cell_answer(&p->in->cell[d.cell], d.gen, CELL_FAILED);
         }
         msg_recycle(ch, m);
@@ -649,8 +667,7 @@ int shm_take_unexpected(shm_chan_t *ch, int peer, uint64_t tag, uint64_t checked
     if (hit == NULL)
         return 0;
     if (hit->descriptor) { /* its sender waits for an answer */
-        struct shm_desc d;
-        memcpy(&d, hit->data, sizeof(d));
+        const struct shm_desc d = msg_descriptor(hit);
         cell_answer(&p->in->cell[d.cell], d.gen, CELL_REJECTED);
     }
     msg_recycle(ch, hit);
@@ -680,8 +697,7 @@ void shm_recv(shm_chan_t *ch, int peer, void *buf, uint64_t tag, uint64_t checke
     struct shm_msg *hit = unexpected_take(p, tag, checked);
     if (hit != NULL) {
         if (hit->descriptor) {
-            struct shm_desc d;
-            memcpy(&d, hit->data, sizeof(d));
+            const struct shm_desc d = msg_descriptor(hit);
             single_copy_read(ch, p, op, hit->tag, &d);
         } else {
             deliver(op, hit->tag, hit->data, hit->len);
@@ -811,12 +827,8 @@ static __attribute__((noinline)) unsigned write_pending(shm_chan_t *ch)
             tp_op_t *op = p->pending.head;
             op_list_remove(&p->pending, NULL, op); /* post_send may list it as in flight */
             const int rc = post_send(ch, p, op);
-            if (rc <= 0) {
-                op->next = p->pending.head; /* back at the head */
-                p->pending.head = op;
-                if (p->pending.tail == NULL)
-                    p->pending.tail = op;
-            }
+            if (rc <= 0)
+                op_list_push_front(&p->pending, op);
             if (rc < 0)
                 events += abandon_peer(ch, p, "a consumed count of",
                                        (unsigned long long)atomic_load(&p->out->consumed));
@@ -847,7 +859,7 @@ static __attribute__((noinline)) unsigned take_answers(shm_chan_t *ch)
             op_list_remove(&p->inflight, prev, op);
             p->cells_used &= ~(UINT64_C(1) << op->sc_cell);
             ch->ninflight--;
-            const uint32_t state = w >> CELL_STATE_BITS != op->sc_gen ? 0 : w & 7u;
+            const uint32_t state = w >> CELL_STATE_BITS != op->sc_gen ? 0 : w & CELL_STATE_MASK;
             op->status = state == CELL_DONE       ? UCOLL_OK
                          : state == CELL_REJECTED ? UCOLL_ERR_TRUNCATED
                                                   : UCOLL_ERR_TRANSPORT; /* FAILED, or forged */

@@ -77,8 +77,9 @@ void shm_enable_peer(shm_chan_t *ch, int peer, long pid, int fd);
 /* 1 if a message of len bytes to or from peer goes through shm */
 int shm_reaches(const shm_chan_t *ch, int peer, size_t len);
 /* messages of at least min_bytes (> SHM_MAX_MESSAGE; 0: none) go by single copy from now on;
- * both sides of a pair must set the same before either sends such a message */
-void shm_set_single_copy(shm_chan_t *ch, size_t min_bytes);
+ * both sides of a pair must set the same before either sends such a message. Returns the
+ * threshold in force: min_bytes, raised past SHM_MAX_MESSAGE (0: none) */
+size_t shm_set_single_copy(shm_chan_t *ch, size_t min_bytes);
 /* whether process_vm_readv may read the peers of this host: OK, or NOT_SUPPORTED with the
  * reason in why (a seccomp filter or a kernel without it: reading this process itself fails;
  * Yama's ptrace_scope 2 or 3). Under ptrace_scope 1 it lets any process of this user read this

@@ -746,10 +746,7 @@ void tp_set_single_copy(tp_ctx_t *tp, size_t min_bytes)
 {
     if (tp->shm == NULL)
         return;
-    shm_set_single_copy(tp->shm, min_bytes);
-    tp->single_copy = min_bytes == 0                 ? 0
-                      : min_bytes <= SHM_MAX_MESSAGE ? SHM_MAX_MESSAGE + 1
-                                                     : min_bytes;
+    tp->single_copy = shm_set_single_copy(tp->shm, min_bytes);
 }
 
 ucoll_status_t tp_isend(tp_ctx_t *tp, int peer, const void *buf, size_t len, void *memh,
