@@ -26,15 +26,33 @@ int allreduce_recursive_doubling_build(sched_t *s, const sched_args_t *a)
         sched_recv(s, first + sched_ceil_log2((uint64_t)n2), r + 1, SCHED_WHOLE(SCHED_BUF_OUT, a));
         return s->failed ? -1 : 0;
     }
-    sched_copy(s, SCHED_WHOLE(SCHED_BUF_IN, a), SCHED_WHOLE(SCHED_BUF_OUT, a));
-    if (r < 2 * extra) {
-        sched_recv(s, 0, r - 1, SCHED_WHOLE(SCHED_BUF_TMP, a));
-        sched_reduce(s, SCHED_WHOLE(SCHED_BUF_TMP, a), SCHED_WHOLE(SCHED_BUF_OUT, a));
+    if (a->commutative) {
+        /* the accumulator starts as IN itself: the first message lands in OUT and OUT <- V (+) T
+         * (commutative: the partner may be the lower one), so no copy of V and a clean send */
+        abuf = SCHED_BUF_IN;
+        if (r < 2 * extra) {
+            sched_recv(s, 0, r - 1, SCHED_WHOLE(SCHED_BUF_OUT, a));
+            sched_reduce(s, SCHED_WHOLE(SCHED_BUF_IN, a), SCHED_WHOLE(SCHED_BUF_OUT, a));
+            abuf = SCHED_BUF_OUT;
+        }
+    } else {
+        sched_copy(s, SCHED_WHOLE(SCHED_BUF_IN, a), SCHED_WHOLE(SCHED_BUF_OUT, a));
+        if (r < 2 * extra) {
+            sched_recv(s, 0, r - 1, SCHED_WHOLE(SCHED_BUF_TMP, a));
+            sched_reduce(s, SCHED_WHOLE(SCHED_BUF_TMP, a), SCHED_WHOLE(SCHED_BUF_OUT, a));
+        }
     }
     const int64_t n = (r < 2 * extra) ? r / 2 : r - extra;
     for (int64_t mask = 1; mask < n2; mask <<= 1, round++) {
         const int64_t pn = n ^ mask;
         const int partner = (int)(pn < extra ? 2 * pn + 1 : pn + extra);
+        if (abuf == SCHED_BUF_IN) {
+            sched_xchg(s, round, partner, SCHED_WHOLE(SCHED_BUF_IN, a), partner,
+                       SCHED_WHOLE(SCHED_BUF_OUT, a));
+            sched_reduce(s, SCHED_WHOLE(SCHED_BUF_IN, a), SCHED_WHOLE(SCHED_BUF_OUT, a));
+            abuf = SCHED_BUF_OUT;
+            continue;
+        }
         const int tbuf = (abuf == SCHED_BUF_TMP) ? SCHED_BUF_TMP2 : SCHED_BUF_TMP;
         sched_xchg(s, round, partner, SCHED_WHOLE(abuf, a), partner, SCHED_WHOLE(tbuf, a));
         if (pn < n || a->commutative) {

@@ -140,8 +140,9 @@ int cost_vector_figures_param(const alg_desc_t *alg, int param, int p, size_t co
     if (b == reduce_binomial_build) {
         const unsigned forward = !commutative && root != 0;
         set(f, q + forward, 1, q + forward, q);
-        /* ordered at root 0: the received partial and the own part each copied once */
-        set_local(f, !commutative && root == 0 ? 2 : 1, P / 2);
+        /* the accumulator starts as IN: only an ordered root 0 with two or more children copies
+         * its last partial to OUT */
+        set_local(f, !commutative && root == 0 && P >= 3 ? 1 : 0, P / 2);
     } else if (b == reduce_rhrd_build || b == reduce_rhrd_classic_build ||
                b == allreduce_rhrd_build || b == allreduce_rhrd_classic_build) {
         const int reduce = b == reduce_rhrd_build || b == reduce_rhrd_classic_build;
@@ -155,7 +156,7 @@ int cost_vector_figures_param(const alg_desc_t *alg, int param, int p, size_t co
         set_local(f, 0, fold_msgs);
     } else if (b == allreduce_recursive_doubling_build) {
         set(f, lf + 2 * folded, 1, lf + 2 * folded, lf + folded);
-        set_local(f, commutative ? 1 : 2, N);
+        set_local(f, commutative ? 0 : 2, N); /* commutative: the accumulator starts as IN */
     } else if (b == allreduce_rs_ag_build) {
         set(f, 2 * q, P, 2 * (P - 1), P - 1);
         set_local(f, 2 * P, P);

@@ -16,21 +16,29 @@ int reduce_binomial_build(sched_t *s, const sched_args_t *a)
     const int tree_root = (a->commutative || root == 0) ? root : 0;
     const int v = (r - tree_root + p) % p;
     const uint32_t tree_rounds = sched_ceil_log2((uint64_t)p);
-    /* the accumulator: OUT where the tree's result is the user's result, else scratch; for a
-     * non-commutative op it alternates between buffers so that A (+) T can land in T's */
+    /* the accumulator: OUT where the tree's result is the user's result, else scratch. It starts
+     * as IN itself: a leaf sends its input untouched, and the first message lands where the
+     * accumulator will live (its data covers higher virtual ranks, so A <- V (+) T keeps operand
+     * order). A non-commutative op alternates buffers so that A (+) T can land in T's. */
     const int final_buf = (r == root && tree_root == root) ? SCHED_BUF_OUT : SCHED_BUF_ACC;
-    int abuf = final_buf;
+    int abuf = SCHED_BUF_IN;
     uint32_t round = 0;
 
-    sched_copy(s, SCHED_WHOLE(SCHED_BUF_IN, a), SCHED_WHOLE(abuf, a));
     for (int64_t mask = 1; mask < p; mask <<= 1, round++) {
         if (v & mask) {
             sched_send(s, round, (int)((v - mask + tree_root) % p), SCHED_WHOLE(abuf, a));
             break;
         }
         if (v + mask < p) {
+            const int from = (int)((v + mask + tree_root) % p);
+            if (abuf == SCHED_BUF_IN) {
+                sched_recv(s, round, from, SCHED_WHOLE(final_buf, a));
+                sched_reduce(s, SCHED_WHOLE(SCHED_BUF_IN, a), SCHED_WHOLE(final_buf, a));
+                abuf = final_buf;
+                continue;
+            }
             const int tbuf = (abuf == SCHED_BUF_TMP) ? SCHED_BUF_TMP2 : SCHED_BUF_TMP;
-            sched_recv(s, round, (int)((v + mask + tree_root) % p), SCHED_WHOLE(tbuf, a));
+            sched_recv(s, round, from, SCHED_WHOLE(tbuf, a));
             if (a->commutative) {
                 sched_reduce(s, SCHED_WHOLE(tbuf, a), SCHED_WHOLE(abuf, a));
             } else {

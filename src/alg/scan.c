@@ -13,17 +13,36 @@
  */
 #include "alg.h"
 
+/* I <- T (+) V from the partial of a lower rank: a commutative op receives it straight into I
+ * and adds V there (no copy of V); an ordered one needs V in I first */
+static void receive_partial(sched_t *s, const sched_args_t *a, uint32_t round, int from,
+                            sched_region_t I, sched_region_t T)
+{
+    const sched_region_t V = SCHED_WHOLE(SCHED_BUF_IN, a);
+    if (a->commutative) {
+        sched_recv(s, round, from, I);
+        sched_reduce(s, V, I);
+    } else {
+        sched_copy(s, V, I);
+        sched_recv(s, round, from, T);
+        sched_reduce(s, T, I);
+    }
+}
+
 int scan_linear_build(sched_t *s, const sched_args_t *a)
 {
     const int r = a->rank, p = a->size;
+    const sched_region_t V = SCHED_WHOLE(SCHED_BUF_IN, a);
     const sched_region_t I = SCHED_WHOLE(SCHED_BUF_OUT, a);
     const sched_region_t T = SCHED_WHOLE(SCHED_BUF_TMP, a);
 
-    sched_copy(s, SCHED_WHOLE(SCHED_BUF_IN, a), I);
-    if (r >= 1) {
-        sched_recv(s, (uint32_t)(r - 1), r - 1, T);
-        sched_reduce(s, T, I);
+    if (r == 0) { /* I_0 = V_0: sent from IN, which no copy has just dirtied */
+        if (p > 1)
+            sched_send(s, 0, 1, V);
+        sched_copy(s, V, I);
+        return s->failed ? -1 : 0;
     }
+    receive_partial(s, a, (uint32_t)(r - 1), r - 1, I, T);
     if (r + 1 < p)
         sched_send(s, (uint32_t)r, r + 1, I);
     return s->failed ? -1 : 0;
@@ -36,11 +55,26 @@ int scan_doubling_build(sched_t *s, const sched_args_t *a)
     const sched_region_t T = SCHED_WHOLE(SCHED_BUF_TMP, a);
     uint32_t round = 0;
 
-    sched_copy(s, SCHED_WHOLE(SCHED_BUF_IN, a), I);
+    if (p == 1)
+        sched_copy(s, SCHED_WHOLE(SCHED_BUF_IN, a), I);
     for (int64_t skip = 1; skip < p; skip <<= 1, round++) {
         int to = (r + skip < p) ? (int)(r + skip) : -1;
         int from = (r - skip >= 0) ? (int)(r - skip) : -1;
-        sched_xchg(s, round, to, I, from, T);
+        if (skip == 1) { /* I = V yet: send from IN, which no copy has just dirtied */
+            const sched_region_t V = SCHED_WHOLE(SCHED_BUF_IN, a);
+            const int land_in_I = from >= 0 && a->commutative;
+            sched_xchg(s, round, to, V, from, land_in_I ? I : T);
+            if (land_in_I) {
+                sched_reduce(s, V, I);
+            } else {
+                sched_copy(s, V, I);
+                if (from >= 0)
+                    sched_reduce(s, T, I);
+            }
+            continue;
+        }
+        /* rank 0 never receives: its I stays V, sent from IN */
+        sched_xchg(s, round, to, r == 0 ? SCHED_WHOLE(SCHED_BUF_IN, a) : I, from, T);
         if (from >= 0)
             sched_reduce(s, T, I);
     }
