@@ -18,8 +18,10 @@
  *           W_r (+) V_r, computed segment by segment in TMP (TMP = V_r first, then
  *           TMP[j] <- OUT[j] (+) TMP[j]: the lower ranks on the left); rank p-1 only receives.
  *           Rank 0's OUT is untouched.
- *   scan    OUT = V_r first; rank r >= 1 receives I_(r-1) into TMP, OUT[j] <- TMP[j] (+) OUT[j]
- *           and sends OUT[j] on (rank 0 sends V_0; rank p-1 only receives and combines).
+ *   scan    rank r >= 1 receives I_(r-1) into TMP, OUT[j] <- TMP[j] (+) OUT[j] with OUT = V_r
+ *           first, and sends OUT[j] on; a commutative op receives into OUT and adds V_r there,
+ *           OUT[j] <- V[j] (+) OUT[j], without the copy (rank 0 sends V_0 from IN and copies it
+ *           to OUT after; rank p-1 only receives and combines).
  * Cost, exact, for p >= 2 (p = 1: no round, no (+)):
  *   rounds   p + k' - 2; rank r < p - 1 takes part up to round r + k' - 1
  *   messages one segment each (m/k' when k' divides m)
@@ -52,9 +54,9 @@ static sched_region_t segment(int buf, size_t count, int k, int j)
 }
 
 /* the chain, shared by both: rank r sends segment t - r of `send_buf` to r + 1 and receives
- * segment t - r + 1 into `recv_buf` from r - 1 in round t, then combines it into `acc` (none
- * when acc < 0): acc[j] <- recv[j] (+) acc[j] */
-static int chain(sched_t *s, const sched_args_t *a, int send_buf, int recv_buf, int acc)
+ * segment t - r + 1 into `recv_buf` from r - 1 in round t, then combines the received segment
+ * j (none when dst < 0): dst[j] <- src[j] (+) dst[j] */
+static int chain(sched_t *s, const sched_args_t *a, int send_buf, int recv_buf, int src, int dst)
 {
     const int r = a->rank, p = a->size, k = pipeline_segments(a);
     const size_t n = a->count;
@@ -66,8 +68,8 @@ static int chain(sched_t *s, const sched_args_t *a, int send_buf, int recv_buf, 
         const sched_region_t none = sched_region(send_buf, 0, 0);
         sched_xchg(s, (uint32_t)t, to, to >= 0 ? segment(send_buf, n, k, js) : none, from,
                    from >= 0 ? segment(recv_buf, n, k, jr) : none);
-        if (from >= 0 && acc >= 0)
-            sched_reduce(s, segment(recv_buf, n, k, jr), segment(acc, n, k, jr));
+        if (from >= 0 && dst >= 0)
+            sched_reduce(s, segment(src, n, k, jr), segment(dst, n, k, jr));
     }
     return s->failed ? -1 : 0;
 }
@@ -78,19 +80,24 @@ int exscan_pipeline_build(sched_t *s, const sched_args_t *a)
     if (p < 2)
         return 0;
     if (r == 0)
-        return chain(s, a, SCHED_BUF_IN, SCHED_BUF_OUT, -1);
+        return chain(s, a, SCHED_BUF_IN, SCHED_BUF_OUT, -1, -1);
     if (r == p - 1)
-        return chain(s, a, SCHED_BUF_OUT, SCHED_BUF_OUT, -1);
+        return chain(s, a, SCHED_BUF_OUT, SCHED_BUF_OUT, -1, -1);
     sched_copy(s, SCHED_WHOLE(SCHED_BUF_IN, a), SCHED_WHOLE(SCHED_BUF_TMP, a));
-    return chain(s, a, SCHED_BUF_TMP, SCHED_BUF_OUT, SCHED_BUF_TMP);
+    return chain(s, a, SCHED_BUF_TMP, SCHED_BUF_OUT, SCHED_BUF_OUT, SCHED_BUF_TMP);
 }
 
 int scan_pipeline_build(sched_t *s, const sched_args_t *a)
 {
-    sched_copy(s, SCHED_WHOLE(SCHED_BUF_IN, a), SCHED_WHOLE(SCHED_BUF_OUT, a));
-    if (a->size < 2)
+    const sched_region_t V = SCHED_WHOLE(SCHED_BUF_IN, a), I = SCHED_WHOLE(SCHED_BUF_OUT, a);
+    if (a->size < 2 || a->rank == 0) { /* I_0 = V_0: sent from IN, copied once it is sent */
+        if (a->size >= 2 && chain(s, a, SCHED_BUF_IN, SCHED_BUF_TMP, -1, -1) != 0)
+            return -1;
+        sched_copy(s, V, I);
         return s->failed ? -1 : 0;
-    if (a->rank == 0)
-        return chain(s, a, SCHED_BUF_IN, SCHED_BUF_TMP, -1);
-    return chain(s, a, SCHED_BUF_OUT, SCHED_BUF_TMP, SCHED_BUF_OUT);
+    }
+    if (a->commutative) /* segments land in OUT, V added there: no copy of V */
+        return chain(s, a, SCHED_BUF_OUT, SCHED_BUF_OUT, SCHED_BUF_IN, SCHED_BUF_OUT);
+    sched_copy(s, V, I);
+    return chain(s, a, SCHED_BUF_OUT, SCHED_BUF_TMP, SCHED_BUF_TMP, SCHED_BUF_OUT);
 }
