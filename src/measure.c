@@ -225,6 +225,7 @@ ucoll_status_t measure_cost_model(ucoll_ctx_t *ctx)
         ctx->net.big_beta_ns = mine[3];
     }
     ctx->net.crowd_cpus = ctx->crowd_cpus;
+    ctx->net.duplex_copies = ctx->world_host == NULL && tp_single_copy_min(ctx->tp) == 0;
     if (cfg->gamma_ns < 0)
         memcpy(ctx->gamma_ns, gamma, sizeof(ctx->gamma_ns));
     if (cfg->print_cost && world->rank == 0) {
@@ -234,6 +235,9 @@ ucoll_status_t measure_cost_model(ucoll_ctx_t *ctx)
                     "ucoll: cost model: %d ranks share %u CPUs, a round of more than %u "
                     "messages is priced messages/%u times longer\n",
                     world->size, c->crowd_cpus, c->crowd_cpus, c->crowd_cpus);
+        if (c->duplex_copies)
+            fprintf(stderr, "ucoll: cost model: one host, no single copy: a rank that sends and "
+                            "receives in one round is priced both copies (CPU volume)\n");
         if (c->small_max > 0)
             fprintf(stderr,
                     "ucoll: cost model on %d ranks: up to %zu B (rings) alpha %.3f us, beta %.4f "

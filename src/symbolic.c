@@ -996,7 +996,7 @@ static int run_round(sim_t *S, uint32_t k)
         }
     }
     /* delivery, then on to each process's next XCHG */
-    uint64_t round_max = 0;
+    uint64_t round_max = 0, round_cpu_max = 0;
     uint32_t msgs = 0;
     for (int r = S->head[k]; r >= 0;) {
         proc_t *P = &S->procs[r];
@@ -1027,12 +1027,15 @@ static int run_round(sim_t *S, uint32_t k)
         msgs += sent > 0;
         if (mx > round_max)
             round_max = mx;
+        if (sent + recvd > round_cpu_max)
+            round_cpu_max = sent + recvd;
         P->pc++;
         if (advance(S, r) != 0)
             return -1;
         r = next;
     }
     S->res->volume_bytes += round_max;
+    S->res->cpu_volume_bytes += round_cpu_max;
     if (msgs > S->res->max_msgs)
         S->res->max_msgs = msgs;
     return 0;

@@ -65,6 +65,9 @@ typedef struct {
     /* sum over rounds of the largest max(bytes sent, bytes received) of any process in that
      * round: the bandwidth term of the critical path */
     uint64_t volume_bytes;
+    /* sum over rounds of the largest bytes sent plus bytes received of any process in that
+     * round: on one host a rank's CPU copies both its outgoing and its incoming messages */
+    uint64_t cpu_volume_bytes;
     uint64_t total_bytes; /* all bytes sent by all processes */
     /* the most non-empty messages of one round */
     uint32_t max_msgs;

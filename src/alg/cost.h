@@ -28,6 +28,10 @@ typedef struct {
      * than crowd_cpus messages runs msgs / crowd_cpus times slower (vector collectives,
      * cost_vector_predict_us); 0: every rank has a CPU */
     unsigned crowd_cpus;
+    /* 1 when every message is copied by the CPUs of both its ends (every rank on one host, no
+     * single copy): a round in which a process sends and receives costs it both copies, so
+     * the bandwidth term takes cpu_volume instead of volume (vector collectives) */
+    int duplex_copies;
 } cost_params_t;
 
 /* one path for every message, every rank with a CPU of its own */
@@ -162,6 +166,7 @@ double cost_block_predict_us(const block_figures_t *f, double block_bytes,
  * reduce, allreduce, bcast, scan, barrier (cost_vector.c): figures as fractions of the vector
  * of m elements, exact when den divides m (every piece the schedule cuts is then m/den), and
  *   time = (rounds * alpha + volume_bytes * beta + (path_bytes + copy_bytes) * gamma) * crowd
+ * (volume_bytes from cpu_volume instead of volume when cost->duplex_copies)
  * with volume_bytes, path_bytes and copy_bytes the fractions below of the vector's bytes
  * (pieces rounded up, see cost_vector_predict_us); a copy is priced as one (+) (it reads and
  * writes as much); crowd = max(1, msgs / crowd_cpus) when the host's CPUs are fewer than its
@@ -173,6 +178,9 @@ typedef struct {
     unsigned rounds; /* 1 + highest round index of any process */
     uint64_t den;    /* the unit: 1/den of the vector */
     uint64_t volume; /* sum over rounds of the largest message of the round, in units */
+    /* sum over rounds of the most bytes one process sends and receives in the round, in units:
+     * what the busiest CPU copies when both ends of every message copy it (one host) */
+    uint64_t cpu_volume;
     uint64_t ops;    /* elements combined by (+) on the busiest process, in units */
     uint64_t path;   /* elements combined on the critical path (a chain of (+)), in units */
     uint64_t copies; /* elements the busiest process copies locally (COPY steps), in units */

@@ -80,6 +80,7 @@ static void set(vector_figures_t *f, unsigned rounds, uint64_t den, uint64_t vol
     f->volume = volume;
     f->ops = ops;
     f->path = ops;
+    f->cpu_volume = volume; /* no process sends and receives in one round */
     f->copies = 0;
     f->msgs = 0;
 }
@@ -129,6 +130,9 @@ int cost_vector_figures_param(const alg_desc_t *alg, int param, int p, size_t co
         const uint64_t k = (uint64_t)pipeline_segments(&a);
         set(f, (unsigned)(P + k - 2), k, P + k - 2, k);
         f->path = P + k - 2;
+        /* ranks 1..p-2 send segment j while receiving j + 1 in rounds 1..p+k-4 */
+        if (P >= 3 && k >= 2)
+            f->cpu_volume = 2 * (P + k - 3);
         set_local(f, k, k < P - 1 ? k : P - 1); /* a message per segment in flight */
         return 0;
     }
@@ -147,30 +151,41 @@ int cost_vector_figures_param(const alg_desc_t *alg, int param, int p, size_t co
                b == allreduce_rhrd_build || b == allreduce_rhrd_classic_build) {
         const int reduce = b == reduce_rhrd_build || b == reduce_rhrd_classic_build;
         const int classic = b == reduce_rhrd_classic_build || b == allreduce_rhrd_classic_build;
-        if (!folded) /* Rabenseifner: halving then doubling (or gather), (N-1)/N m each */
+        /* cpu_volume: the halving (and allreduce's doubling) rounds are exchanges, counted
+         * twice; the gather to the root and the fold-in and fold-out messages once */
+        if (!folded) { /* Rabenseifner: halving then doubling (or gather), (N-1)/N m each */
             set(f, 2 * lf, N, 2 * (N - 1), N - 1);
-        else if (reduce)
+            f->cpu_volume = (reduce ? 3 : 4) * (N - 1);
+        } else if (reduce) {
             set(f, 2 * lf + 1 + classic, 2 * N, classic ? 6 * N - 4 : 5 * N - 4, 3 * N - 2);
-        else
+            f->cpu_volume = classic ? 9 * N - 6 : 8 * N - 6;
+        } else {
             set(f, 2 * lf + 2 + classic, 2 * N, classic ? 8 * N - 4 : 6 * N - 4, 3 * N - 2);
+            f->cpu_volume = classic ? 13 * N - 8 : 12 * N - 8;
+        }
         set_local(f, 0, fold_msgs);
     } else if (b == allreduce_recursive_doubling_build) {
         set(f, lf + 2 * folded, 1, lf + 2 * folded, lf + folded);
+        f->cpu_volume = 2 * (lf + folded); /* butterfly rounds are exchanges */
         set_local(f, commutative ? 0 : 2, N); /* commutative: the accumulator starts as IN */
     } else if (b == allreduce_rs_ag_build) {
         set(f, 2 * q, P, 2 * (P - 1), P - 1);
+        f->cpu_volume = 4 * (P - 1);
         set_local(f, 2 * P, P);
     } else if (b == allreduce_ring_build) {
         if (commutative)
             set(f, 2 * (unsigned)(p - 1), P, 2 * (P - 1), P - 1);
         else
             set(f, 2 * (unsigned)(p - 1), P, 3 * P - 4, p == 2 ? 1 : P);
+        /* every round: each rank sends and receives a block (ordered: 6p - 9 from p = 3) */
+        f->cpu_volume = commutative || p == 2 ? 2 * f->volume : 6 * P - 9;
         set_local(f, commutative ? 0 : 2 * P - 3, P);
     } else if (b == bcast_binomial_build) {
         set(f, q, 1, q, 0);
         set_local(f, 0, tree_msgs);
     } else if (b == bcast_scatter_allgather_build) {
         set(f, 2 * q, P, 2 * (P - 1), 0);
+        f->cpu_volume = 3 * (P - 1); /* the allgather's rounds are exchanges */
         set_local(f, P, P);
     } else if (b == scan_linear_build) {
         set(f, (unsigned)(p - 1), 1, P - 1, 1);
@@ -178,9 +193,11 @@ int cost_vector_figures_param(const alg_desc_t *alg, int param, int p, size_t co
         set_local(f, 1, 1);
     } else if (b == scan_doubling_build) {
         set(f, q, 1, q, q);
+        f->cpu_volume = 2 * q - 1; /* only the last skip (>= p/2) has no rank doing both */
         set_local(f, 1, P - 1);
     } else if (b == scan_recursive_doubling_build) {
         set(f, q, 1, q, 2 * lf - 1);
+        f->cpu_volume = 2 * q;
         f->path = 2 * lf - 1 + (2 * P >= 3 * N);
         set_local(f, P >= 4 ? 2 : 1, 2 * (P / 2));
     } else { /* barrier dissemination: empty messages */
@@ -208,7 +225,8 @@ double cost_vector_predict_us(const vector_figures_t *f, size_t count, size_t el
     const double crowd = cost->crowd_cpus > 0 && f->msgs > cost->crowd_cpus
                              ? (double)f->msgs / cost->crowd_cpus
                              : 1.0;
-    return crowd * (f->rounds * alpha + (double)f->volume * unit * beta * 1e-3 +
+    const uint64_t volume = cost->duplex_copies ? f->cpu_volume : f->volume;
+    return crowd * (f->rounds * alpha + (double)volume * unit * beta * 1e-3 +
                     (double)(f->path + f->copies) * unit * cost->gamma_ns * 1e-3);
 }
 

@@ -76,6 +76,11 @@ static void compare(const alg_desc_t *alg, int p, size_t count, size_t elem, int
             cn, alg->name, p, count, root, comm, f.rounds, (unsigned long long)f.volume,
             (unsigned long long)f.den, (unsigned long long)f.ops, (unsigned long long)f.den,
             res.rounds, (unsigned long long)res.volume_bytes, (unsigned long long)op_elems);
+    REQUIRE(res.cpu_volume_bytes == f.cpu_volume * unit * elem,
+            "%s %s p=%d count=%zu root=%d commutative=%d: closed form cpu volume %llu/%llu; "
+            "schedules %llu bytes",
+            cn, alg->name, p, count, root, comm, (unsigned long long)f.cpu_volume,
+            (unsigned long long)f.den, (unsigned long long)res.cpu_volume_bytes);
     uint64_t copy_elems = 0;
     for (int r = 0; r < p; r++)
         copy_elems = res.rank_copy_elems[r] > copy_elems ? res.rank_copy_elems[r] : copy_elems;
