@@ -62,6 +62,39 @@ int exscan_pipeline_build(sched_t *s, const sched_args_t *a);
 int scan_pipeline_build(sched_t *s, const sched_args_t *a);
 /* the k' segments a pipeline schedule of these arguments has (1 <= k' <= max(1, count)) */
 int pipeline_segments(const sched_args_t *a);
+/* the pipelined in-order binary tree (scan_tree.c): param = k segments, 0 = from the vector */
+int exscan_tree_build(sched_t *s, const sched_args_t *a);
+int scan_tree_build(sched_t *s, const sched_args_t *a);
+/* the k' segments a tree schedule of these arguments has */
+int tree_segments(const sched_args_t *a);
+/* rank r's place in the tree of p ranks; offsets in supersteps of 3 rounds (-1: none) */
+typedef struct {
+    int parent, left, right; /* ranks, -1: none */
+    int colour, lcol, rcol;  /* of the edges to the parent (root: 2) and to the children */
+    int height, hl, hr;      /* of r's subtree and of its children's (-1: none) */
+    int spine;               /* r's range starts at rank 0: no prefix comes from above */
+    int delta, dl, dr;       /* offsets of the prefix to r and to its children (-1: none) */
+} scan_tree_node_t;
+void scan_tree_node(int p, int r, scan_tree_node_t *t);
+/* a bound on every prefix offset of the tree of p ranks: 2 floor(log2 p) + 1 */
+int scan_tree_max_offset(int p);
+/* the most segments whose rounds fit the tag's round field */
+int scan_tree_max_segments(int p);
+/* the tree's exact figures for p ranks and k' segments (segment units: a message is one, a
+ * whole-vector (+) or copy k'), without building a schedule: ranks alike for every figure are
+ * counted together, O(log^2 p) kinds. 0, or -1 on no memory */
+typedef struct {
+    unsigned rounds;
+    uint64_t volume;     /* rounds with a message (each message is one segment) */
+    uint64_t cpu_volume; /* sum over rounds of the most segments one rank sends and receives */
+    uint64_t ops;        /* (+) of the busiest rank */
+    uint64_t copies;     /* copies of the busiest rank */
+    unsigned msgs;       /* the most messages of one round */
+} scan_tree_figures_t;
+int scan_tree_figures(int p, int k, int inclusive, scan_tree_figures_t *f);
+/* a bound on the (+) segments on the tree's longest chain: a rank combines at most 4 segments
+ * per superstep, over k - 1 + D supersteps (D = scan_tree_max_offset) */
+unsigned scan_tree_path_bound(int p, int k);
 int reduce_binomial_build(sched_t *s, const sched_args_t *a);
 int allreduce_recursive_doubling_build(sched_t *s, const sched_args_t *a);
 int reduce_rhrd_build(sched_t *s, const sched_args_t *a);

@@ -87,6 +87,10 @@ int sched_figures(const alg_desc_t *alg, int param, int p, size_t count, size_t 
         const sched_args_t a = {.size = p, .count = count, .elem_size = elem_size, .param = param};
         fig->segments = (unsigned)pipeline_segments(&a);
     }
+    if (alg->build == exscan_tree_build || alg->build == scan_tree_build) {
+        const sched_args_t a = {.size = p, .count = count, .elem_size = elem_size, .param = param};
+        fig->segments = (unsigned)tree_segments(&a);
+    }
     for (int r = 0; r < p; r++) {
         fig->max_ops = ops[r] > fig->max_ops ? ops[r] : fig->max_ops;
         fig->path_ops = path[r] > fig->path_ops ? path[r] : fig->path_ops;
@@ -136,10 +140,27 @@ static double square_root(double x)
     return r;
 }
 
-/* the pipeline's time without (+): (p + k - 2)(alpha + beta m / k) */
-static double pipeline_us(int p, double k, double bytes, double alpha_us, double beta_ns)
+/* a pipeline's time without (+): (fill + k)(alpha + beta m / k) */
+static double pipelined_us(double fill, double k, double bytes, double alpha_us, double beta_ns)
 {
-    return (p + k - 2) * (alpha_us + beta_ns * 1e-3 * bytes / k);
+    return (fill + k) * (alpha_us + beta_ns * 1e-3 * bytes / k);
+}
+
+/* the integer next to k* = sqrt(fill beta m / alpha) with the smaller (fill + k)(alpha +
+ * beta m / k), ties to the smaller, within 1..most */
+static int best_segments(double fill, double most, double bytes, double alpha_us, double beta_ns)
+{
+    double lo = most, hi = most; /* alpha = 0: as many segments as may be */
+    if (alpha_us > 0) {
+        const double best = square_root(fill * beta_ns * 1e-3 * bytes / alpha_us);
+        const double down = best < most ? (double)(uint64_t)best : most;
+        lo = down < 1 ? 1 : down;
+        hi = lo + 1 > most ? most : lo + 1;
+    }
+    return pipelined_us(fill, hi, bytes, alpha_us, beta_ns) <
+                   pipelined_us(fill, lo, bytes, alpha_us, beta_ns) * (1 - 1e-12)
+               ? (int)hi
+               : (int)lo;
 }
 
 int cost_pipeline_k(int p, size_t count, size_t elem_size, double alpha_us, double beta_ns)
@@ -149,19 +170,19 @@ int cost_pipeline_k(int p, size_t count, size_t elem_size, double alpha_us, doub
     double most = cost_pipeline_k_max(p);
     if ((double)count < most)
         most = (double)count;
-    const double bytes = (double)count * (double)elem_size;
-    double lo = most, hi = most; /* alpha = 0: as many segments as may be */
-    if (alpha_us > 0) {
-        const double best = square_root((p - 2) * beta_ns * 1e-3 * bytes / alpha_us);
-        const double down = best < most ? (double)(uint64_t)best : most;
-        lo = down < 1 ? 1 : down;
-        hi = lo + 1 > most ? most : lo + 1;
-    }
-    const int k = pipeline_us(p, hi, bytes, alpha_us, beta_ns) <
-                          pipeline_us(p, lo, bytes, alpha_us, beta_ns) * (1 - 1e-12)
-                      ? (int)hi
-                      : (int)lo;
-    return k;
+    return best_segments(p - 2, most, (double)count * (double)elem_size, alpha_us, beta_ns);
+}
+
+int cost_tree_k(int p, size_t count, size_t elem_size, double alpha_us, double beta_ns)
+{
+    if (p <= 2 || count <= 1 || beta_ns <= 0)
+        return 1;
+    double most = scan_tree_max_segments(p);
+    if ((double)count < most)
+        most = (double)count;
+    /* 3 (k - 1 + D) rounds of m/k: the fill is D - 1 supersteps */
+    const double fill = scan_tree_max_offset(p) - 1;
+    return best_segments(fill, most, (double)count * (double)elem_size, alpha_us, beta_ns);
 }
 
 int cost_pipeline_k_paths(int p, size_t count, size_t elem_size, const cost_params_t *cost)
@@ -175,11 +196,23 @@ int cost_pipeline_k_paths(int p, size_t count, size_t elem_size, const cost_para
     return cost_pipeline_k(p, count, elem_size, cost->alpha_us, cost->beta_ns);
 }
 
+int cost_tree_k_paths(int p, size_t count, size_t elem_size, const cost_params_t *cost)
+{
+    if (cost->small_max == 0)
+        return cost_tree_k(p, count, elem_size, cost->alpha_us, cost->beta_ns);
+    const int k = cost_tree_k(p, count, elem_size, cost->big_alpha_us, cost->big_beta_ns);
+    if ((double)count * (double)elem_size / k > (double)cost->small_max)
+        return k;
+    return cost_tree_k(p, count, elem_size, cost->alpha_us, cost->beta_ns);
+}
+
 int cost_resolve_param(const alg_desc_t *alg, int param, int p, size_t count, size_t elem_size,
                        const cost_params_t *cost)
 {
     if (alg == NULL || !(alg->flags & ALG_PARAM_OPTIONAL) || param != 0)
         return param;
+    if (alg->build == exscan_tree_build || alg->build == scan_tree_build)
+        return cost_tree_k_paths(p, count, elem_size, cost);
     return cost_pipeline_k_paths(p, count, elem_size, cost);
 }
 
@@ -261,6 +294,16 @@ const char *cost_auto_exscan_elems(int p, size_t count, size_t elem_size, const 
         cost_predict_us(&pf, bytes, cost) < cost_predict_us(&best, bytes, cost) * (1 - 1e-12)) {
         name = pipe->name;
         best = pf;
+    }
+    /* the tree with its k, likewise */
+    param = 0;
+    const alg_desc_t *tree = alg_lookup(UCOLL_COLL_EXSCAN, "tree", &param);
+    const int kt = cost_tree_k_paths(p, count, elem_size, cost);
+    sched_figures_t tf;
+    if (tree != NULL && cost_fits_tag(tree, kt, p) && cost_exscan_figures(tree, kt, p, &tf) == 0 &&
+        cost_predict_us(&tf, bytes, cost) < cost_predict_us(&best, bytes, cost) * (1 - 1e-12)) {
+        name = tree->name;
+        best = tf;
     }
     if (fig != NULL)
         *fig = best;
@@ -422,6 +465,15 @@ unsigned cost_rounds_bound(const alg_desc_t *alg, int param, int p)
         /* p + k' - 2 rounds with k' <= k; plain `pipeline` runs with a k of cost_pipeline_k */
         const int k = param >= 1 ? param : cost_pipeline_k_max(p);
         return p >= 2 ? (unsigned)(p + k - 2) : 0;
+    }
+    if (alg->build == exscan_tree_build || alg->build == scan_tree_build) {
+        /* rounds grow with k'; plain `tree` runs with a k of cost_tree_k, at most this */
+        const int most = scan_tree_max_segments(p);
+        scan_tree_figures_t tf;
+        if (scan_tree_figures(p, param >= 1 && param < most ? param : most,
+                              alg->build == scan_tree_build, &tf) == 0)
+            return tf.rounds;
+        return 3 * (unsigned)(most - 1 + scan_tree_max_offset(p)) + 3; /* no memory */
     }
     if (alg->coll == UCOLL_COLL_EXSCAN && cost_exscan_figures(alg, param, p, &fig) == 0)
         return fig.rounds;

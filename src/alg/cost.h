@@ -104,6 +104,12 @@ int cost_pipeline_k(int p, size_t count, size_t elem_size, double alpha_us, doub
 int cost_pipeline_k_paths(int p, size_t count, size_t elem_size, const cost_params_t *cost);
 /* the largest k cost_pipeline_k gives for p processes, any vector */
 int cost_pipeline_k_max(int p);
+/* the segments k of a `tree` (exscan, scan): as cost_pipeline_k with the tree's fill of D - 1
+ * supersteps (D = scan_tree_max_offset(p)) instead of p - 2 rounds, at most
+ * scan_tree_max_segments(p) */
+int cost_tree_k(int p, size_t count, size_t elem_size, double alpha_us, double beta_ns);
+/* cost_tree_k with the path its segments take (as cost_pipeline_k_paths) */
+int cost_tree_k_paths(int p, size_t count, size_t elem_size, const cost_params_t *cost);
 
 /* the exscan algorithms of fixed figures auto chooses among, in order of preference for ties
  * (cost_auto_exscan_elems then weighs `pipeline` with its k for the vector against the best) */

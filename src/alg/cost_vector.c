@@ -120,11 +120,23 @@ int cost_vector_figures_param(const alg_desc_t *alg, int param, int p, size_t co
         b != allreduce_rhrd_classic_build && b != allreduce_rs_ag_build &&
         b != allreduce_ring_build && b != bcast_binomial_build &&
         b != bcast_scatter_allgather_build && b != scan_linear_build && b != scan_doubling_build &&
-        b != scan_recursive_doubling_build && b != scan_pipeline_build &&
+        b != scan_recursive_doubling_build && b != scan_pipeline_build && b != scan_tree_build &&
         b != barrier_dissemination_build)
         return -1;
     if (p == 1)
         return 0;
+    if (b == scan_tree_build) {
+        const sched_args_t a = {.size = p, .count = count, .elem_size = 1, .param = param};
+        const int k = tree_segments(&a);
+        scan_tree_figures_t tf;
+        if (scan_tree_figures(p, k, 1, &tf) != 0)
+            return -1;
+        set(f, tf.rounds, (uint64_t)k, tf.volume, tf.ops);
+        f->path = scan_tree_path_bound(p, k) + (uint64_t)k; /* and the closing (+) of V */
+        f->cpu_volume = tf.cpu_volume;
+        set_local(f, tf.copies, tf.msgs);
+        return 0;
+    }
     if (b == scan_pipeline_build) {
         const sched_args_t a = {.size = p, .count = count, .elem_size = 1, .param = param};
         const uint64_t k = (uint64_t)pipeline_segments(&a);
@@ -237,7 +249,7 @@ static const char *const allreduce_candidates[] = {"recursive-doubling", "rhrd",
                                                    "rs-ag", "ring"};
 static const char *const bcast_candidates[] = {"binomial", "scatter-allgather"};
 static const char *const scan_candidates[] = {"doubling", "recursive-doubling", "linear",
-                                              "pipeline"};
+                                              "pipeline", "tree"};
 static const char *const barrier_candidates[] = {"dissemination"};
 
 const char *const *cost_vector_candidates(ucoll_coll_t coll, size_t *n)

@@ -102,6 +102,16 @@ int cost_exscan_figures(const alg_desc_t *alg, int param, int p, sched_figures_t
         }
         return 0;
     }
+    if (b == exscan_tree_build) { /* every round priced as a segment's */
+        scan_tree_figures_t tf;
+        if (p < 1 || param < 1 || scan_tree_figures(p, param, 0, &tf) != 0)
+            return -1;
+        fig->segments = (unsigned)param;
+        fig->rounds = tf.rounds;
+        fig->max_ops = (unsigned)tf.ops;
+        fig->path_ops = p >= 3 ? scan_tree_path_bound(p, param) : 0;
+        return 0;
+    }
     if (b == exscan_doubling_build)
         qprime = (unsigned)param;
     else if (b == exscan_best_doubling_build)

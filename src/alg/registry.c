@@ -25,6 +25,9 @@ static const alg_desc_t exscan_algs[] = {
     {UCOLL_COLL_EXSCAN, "pipeline", exscan_pipeline_build, 0,
      ALG_ORDER_PRESERVING | ALG_PARAM_OPTIONAL,
      "chain in k segments (pipeline:K, or k from the model): p+k-2 rounds of m/k, 1 vector of (+)"},
+    {UCOLL_COLL_EXSCAN, "tree", exscan_tree_build, 0, ALG_ORDER_PRESERVING | ALG_PARAM_OPTIONAL,
+     "pipelined in-order binary tree in k segments (tree:K, or k from the model): "
+     "3(k+D)-ish rounds of m/k, D <= 2 log2 p + 1"},
 };
 
 static const alg_desc_t scan_algs[] = {
@@ -36,6 +39,9 @@ static const alg_desc_t scan_algs[] = {
      "butterfly r^2^k: ceil(log2 p) rounds, up to 2 (+) per round"},
     {UCOLL_COLL_SCAN, "pipeline", scan_pipeline_build, 0, ALG_ORDER_PRESERVING | ALG_PARAM_OPTIONAL,
      "chain in k segments (pipeline:K, or k from the model): p+k-2 rounds of m/k, 1 vector of (+)"},
+    {UCOLL_COLL_SCAN, "tree", scan_tree_build, 0, ALG_ORDER_PRESERVING | ALG_PARAM_OPTIONAL,
+     "pipelined in-order binary tree in k segments (tree:K, or k from the model): "
+     "3(k+D)-ish rounds of m/k, D <= 2 log2 p + 1"},
 };
 
 static const alg_desc_t reduce_algs[] = {

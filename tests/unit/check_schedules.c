@@ -222,6 +222,8 @@ static int figures_elsewhere(ucoll_coll_t coll, const char *name)
         return 1;
     if (coll == UCOLL_COLL_BCAST && strcmp(name, "scatter-allgather") == 0)
         return 1;
+    if ((coll == UCOLL_COLL_EXSCAN || coll == UCOLL_COLL_SCAN) && strcmp(name, "tree") == 0)
+        return 1; /* check_tree.c */
     return (coll == UCOLL_COLL_REDUCE || coll == UCOLL_COLL_ALLREDUCE) &&
            (strcmp(name, "rhrd") == 0 || strcmp(name, "rhrd-classic") == 0);
 }
