@@ -27,7 +27,7 @@ static const alg_desc_t exscan_algs[] = {
      "chain in k segments (pipeline:K, or k from the model): p+k-2 rounds of m/k, 1 vector of (+)"},
     {UCOLL_COLL_EXSCAN, "tree", exscan_tree_build, 0, ALG_ORDER_PRESERVING | ALG_PARAM_OPTIONAL,
      "pipelined in-order binary tree in k segments (tree:K, or k from the model): "
-     "3(k+D)-ish rounds of m/k, D <= 2 log2 p + 1"},
+     "at most 3(k-1+D)+3 rounds of m/k, D <= 2 floor(log2 p) + 1"},
 };
 
 static const alg_desc_t scan_algs[] = {
@@ -41,7 +41,7 @@ static const alg_desc_t scan_algs[] = {
      "chain in k segments (pipeline:K, or k from the model): p+k-2 rounds of m/k, 1 vector of (+)"},
     {UCOLL_COLL_SCAN, "tree", scan_tree_build, 0, ALG_ORDER_PRESERVING | ALG_PARAM_OPTIONAL,
      "pipelined in-order binary tree in k segments (tree:K, or k from the model): "
-     "3(k+D)-ish rounds of m/k, D <= 2 log2 p + 1"},
+     "at most 3(k-1+D)+3 rounds of m/k, D <= 2 floor(log2 p) + 1"},
 };
 
 static const alg_desc_t reduce_algs[] = {
