@@ -613,8 +613,8 @@ int main(int argc, char **argv)
         symbolic_result_free(&res);
         return 1;
     }
-    printf("coll=%s alg=%s p=%lld bytes=%lld rounds=%" PRIu32 " max_ops=%" PRIu64
-           " volume=%" PRIu64 " cpu_volume=%" PRIu64,
+    printf("coll=%s alg=%s p=%lld bytes=%lld rounds=%" PRIu32 " max_ops=%" PRIu64 " volume=%" PRIu64
+           " cpu_volume=%" PRIu64,
            coll_s, alg_s, p, m, res.rounds, res.max_ops, res.volume_bytes, res.cpu_volume_bytes);
     if (is_auto)
         printf(" auto=1");

@@ -62,6 +62,8 @@ int exscan_pipeline_build(sched_t *s, const sched_args_t *a);
 int scan_pipeline_build(sched_t *s, const sched_args_t *a);
 /* the k' segments a pipeline schedule of these arguments has (1 <= k' <= max(1, count)) */
 int pipeline_segments(const sched_args_t *a);
+/* segment j of k of buffer buf: count elements in k parts, the first count % k one longer */
+sched_region_t pipeline_segment(int buf, size_t count, int k, int j);
 /* the pipelined in-order binary tree (scan_tree.c): param = k segments, 0 = from the vector */
 int exscan_tree_build(sched_t *s, const sched_args_t *a);
 int scan_tree_build(sched_t *s, const sched_args_t *a);

@@ -163,47 +163,51 @@ static int best_segments(double fill, double most, double bytes, double alpha_us
                : (int)lo;
 }
 
-int cost_pipeline_k(int p, size_t count, size_t elem_size, double alpha_us, double beta_ns)
+/* k for p ranks and count elements: `most` segments at most (and no more than count), `fill`
+ * rounds (or supersteps) before the last segment starts */
+static int segments_for(int p, size_t count, size_t elem_size, double alpha_us, double beta_ns,
+                        double most, double fill)
 {
     if (p <= 2 || count <= 1 || beta_ns <= 0)
         return 1;
-    double most = cost_pipeline_k_max(p);
     if ((double)count < most)
         most = (double)count;
-    return best_segments(p - 2, most, (double)count * (double)elem_size, alpha_us, beta_ns);
+    return best_segments(fill, most, (double)count * (double)elem_size, alpha_us, beta_ns);
+}
+
+int cost_pipeline_k(int p, size_t count, size_t elem_size, double alpha_us, double beta_ns)
+{
+    return segments_for(p, count, elem_size, alpha_us, beta_ns, cost_pipeline_k_max(p), p - 2);
 }
 
 int cost_tree_k(int p, size_t count, size_t elem_size, double alpha_us, double beta_ns)
 {
-    if (p <= 2 || count <= 1 || beta_ns <= 0)
-        return 1;
-    double most = scan_tree_max_segments(p);
-    if ((double)count < most)
-        most = (double)count;
     /* 3 (k - 1 + D) rounds of m/k: the fill is D - 1 supersteps */
-    const double fill = scan_tree_max_offset(p) - 1;
-    return best_segments(fill, most, (double)count * (double)elem_size, alpha_us, beta_ns);
+    return segments_for(p, count, elem_size, alpha_us, beta_ns, scan_tree_max_segments(p),
+                        scan_tree_max_offset(p) - 1);
+}
+
+/* k_of's k on the path its segments take: the big path's, unless its segments are small
+ * messages (then the small path's) */
+static int k_on_paths(int (*k_of)(int, size_t, size_t, double, double), int p, size_t count,
+                      size_t elem_size, const cost_params_t *cost)
+{
+    if (cost->small_max == 0)
+        return k_of(p, count, elem_size, cost->alpha_us, cost->beta_ns);
+    const int k = k_of(p, count, elem_size, cost->big_alpha_us, cost->big_beta_ns);
+    if ((double)count * (double)elem_size / k > (double)cost->small_max)
+        return k;
+    return k_of(p, count, elem_size, cost->alpha_us, cost->beta_ns);
 }
 
 int cost_pipeline_k_paths(int p, size_t count, size_t elem_size, const cost_params_t *cost)
 {
-    if (cost->small_max == 0)
-        return cost_pipeline_k(p, count, elem_size, cost->alpha_us, cost->beta_ns);
-    const int k = cost_pipeline_k(p, count, elem_size, cost->big_alpha_us, cost->big_beta_ns);
-    const double piece = (double)count * (double)elem_size / k;
-    if (piece > (double)cost->small_max)
-        return k;
-    return cost_pipeline_k(p, count, elem_size, cost->alpha_us, cost->beta_ns);
+    return k_on_paths(cost_pipeline_k, p, count, elem_size, cost);
 }
 
 int cost_tree_k_paths(int p, size_t count, size_t elem_size, const cost_params_t *cost)
 {
-    if (cost->small_max == 0)
-        return cost_tree_k(p, count, elem_size, cost->alpha_us, cost->beta_ns);
-    const int k = cost_tree_k(p, count, elem_size, cost->big_alpha_us, cost->big_beta_ns);
-    if ((double)count * (double)elem_size / k > (double)cost->small_max)
-        return k;
-    return cost_tree_k(p, count, elem_size, cost->alpha_us, cost->beta_ns);
+    return k_on_paths(cost_tree_k, p, count, elem_size, cost);
 }
 
 int cost_resolve_param(const alg_desc_t *alg, int param, int p, size_t count, size_t elem_size,

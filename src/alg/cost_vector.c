@@ -178,7 +178,7 @@ int cost_vector_figures_param(const alg_desc_t *alg, int param, int p, size_t co
         set_local(f, 0, fold_msgs);
     } else if (b == allreduce_recursive_doubling_build) {
         set(f, lf + 2 * folded, 1, lf + 2 * folded, lf + folded);
-        f->cpu_volume = 2 * (lf + folded); /* butterfly rounds are exchanges */
+        f->cpu_volume = 2 * (lf + folded);    /* butterfly rounds are exchanges */
         set_local(f, commutative ? 0 : 2, N); /* commutative: the accumulator starts as IN */
     } else if (b == allreduce_rs_ag_build) {
         set(f, 2 * q, P, 2 * (P - 1), P - 1);

@@ -46,8 +46,7 @@ int pipeline_segments(const sched_args_t *a)
     return k;
 }
 
-/* segment j of k of buffer buf */
-static sched_region_t segment(int buf, size_t count, int k, int j)
+sched_region_t pipeline_segment(int buf, size_t count, int k, int j)
 {
     const size_t base = count / (size_t)k, extra = count % (size_t)k, uj = (size_t)j;
     return sched_region(buf, uj * base + (uj < extra ? uj : extra), base + (uj < extra));
@@ -66,10 +65,10 @@ static int chain(sched_t *s, const sched_args_t *a, int send_buf, int recv_buf, 
         const int to = (r + 1 < p && js >= 0 && js < k) ? r + 1 : -1;
         const int from = (r >= 1 && jr >= 0 && jr < k) ? r - 1 : -1;
         const sched_region_t none = sched_region(send_buf, 0, 0);
-        sched_xchg(s, (uint32_t)t, to, to >= 0 ? segment(send_buf, n, k, js) : none, from,
-                   from >= 0 ? segment(recv_buf, n, k, jr) : none);
+        sched_xchg(s, (uint32_t)t, to, to >= 0 ? pipeline_segment(send_buf, n, k, js) : none, from,
+                   from >= 0 ? pipeline_segment(recv_buf, n, k, jr) : none);
         if (from >= 0 && dst >= 0)
-            sched_reduce(s, segment(src, n, k, jr), segment(dst, n, k, jr));
+            sched_reduce(s, pipeline_segment(src, n, k, jr), pipeline_segment(dst, n, k, jr));
     }
     return s->failed ? -1 : 0;
 }

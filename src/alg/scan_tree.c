@@ -123,13 +123,6 @@ int tree_segments(const sched_args_t *a)
     return k;
 }
 
-/* segment j of k of buffer buf (as the chain pipeline cuts the vector) */
-static sched_region_t segment(int buf, size_t count, int k, int j)
-{
-    const size_t base = count / (size_t)k, extra = count % (size_t)k, uj = (size_t)j;
-    return sched_region(buf, uj * base + (uj < extra ? uj : extra), base + (uj < extra));
-}
-
 enum { GOT_L = 1, GOT_R = 2, GOT_P = 4, DONE_L = 8, DONE_R = 16, DONE_Q = 32, DONE_RP = 64 };
 
 typedef struct {
@@ -148,24 +141,26 @@ static void combine_ready(sched_t *s, tree_ctx_t *c, int j)
     const int k = c->k, hasL = t->left >= 0, hasR = t->right >= 0, root = t->parent < 0;
     uint8_t *st = &c->state[j];
     if (hasL && c->need_acc && (*st & GOT_L) && !(*st & DONE_L)) { /* ACC = S_left (+) V */
-        sched_reduce(s, segment(SCHED_BUF_OUT, n, k, j), segment(SCHED_BUF_ACC, n, k, j));
+        sched_reduce(s, pipeline_segment(SCHED_BUF_OUT, n, k, j),
+                     pipeline_segment(SCHED_BUF_ACC, n, k, j));
         *st |= DONE_L;
     }
     const int left_in = !hasL || (*st & DONE_L);
     if (hasR && !root && (*st & GOT_R) && left_in && !(*st & DONE_R)) { /* TMP = S_x */
         const int a = hasL ? SCHED_BUF_ACC : SCHED_BUF_IN;
-        sched_reduce(s, segment(a, n, k, j), segment(SCHED_BUF_TMP, n, k, j));
+        sched_reduce(s, pipeline_segment(a, n, k, j), pipeline_segment(SCHED_BUF_TMP, n, k, j));
         *st |= DONE_R;
     }
     if (!c->inclusive && hasL && !t->spine && (*st & GOT_P) && (*st & DONE_L) &&
         !(*st & DONE_Q)) { /* OUT = P (+) S_left: the exscan result */
-        sched_reduce(s, segment(SCHED_BUF_TMP2, n, k, j), segment(SCHED_BUF_OUT, n, k, j));
+        sched_reduce(s, pipeline_segment(SCHED_BUF_TMP2, n, k, j),
+                     pipeline_segment(SCHED_BUF_OUT, n, k, j));
         *st |= DONE_Q;
     }
     if (hasR && !t->spine && (*st & GOT_P) && left_in && (*st & DONE_R) && !(*st & DONE_RP)) {
         /* ACC = P (+) S_left (+) V: the right child's prefix */
         const int psrc = hasL ? SCHED_BUF_TMP2 : SCHED_BUF_OUT;
-        sched_reduce(s, segment(psrc, n, k, j), segment(SCHED_BUF_ACC, n, k, j));
+        sched_reduce(s, pipeline_segment(psrc, n, k, j), pipeline_segment(SCHED_BUF_ACC, n, k, j));
         *st |= DONE_RP;
     }
 }
@@ -218,8 +213,8 @@ static int tree_build(sched_t *s, const sched_args_t *a, int inclusive)
                 continue;
             const sched_region_t none = sched_region(SCHED_BUF_IN, 0, 0);
             sched_xchg(s, (uint32_t)(3 * step + colour), to,
-                       to >= 0 ? segment(sbuf, n, k, sj) : none, from,
-                       from >= 0 ? segment(rbuf, n, k, rj) : none);
+                       to >= 0 ? pipeline_segment(sbuf, n, k, sj) : none, from,
+                       from >= 0 ? pipeline_segment(rbuf, n, k, rj) : none);
             if (from >= 0) {
                 c.state[rj] |= (uint8_t)got;
                 combine_ready(s, &c, rj);

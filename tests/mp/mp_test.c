@@ -263,14 +263,17 @@ static void skip_case(ctx_t *c)
 
 /* ---------------------------------------------------------------- algorithm lists */
 
-static const char *exscan_algs[] = {"linear",       "recursive-doubling", "1-doubling",
-                                    "123-doubling", "best-doubling",      "two-op-doubling",
-                                    "doubling:3",   "roughly-halving",    "pipeline",
-                                    "pipeline:3",   "pipeline:8",         "tree",
-                                    "tree:3",       "tree:8",             "auto"};
-static const char *scan_algs[] = {"linear",     "doubling",   "recursive-doubling",
-                                  "pipeline",   "pipeline:3", "pipeline:8",
-                                  "tree",       "tree:3",     "tree:8",
+static const char *exscan_algs[] = {"linear",        "recursive-doubling",
+                                    "1-doubling",    "123-doubling",
+                                    "best-doubling", "two-op-doubling",
+                                    "doubling:3",    "roughly-halving",
+                                    "pipeline",      "pipeline:3",
+                                    "pipeline:8",    "tree",
+                                    "tree:3",        "tree:8",
+                                    "auto"};
+static const char *scan_algs[] = {"linear",   "doubling",   "recursive-doubling",
+                                  "pipeline", "pipeline:3", "pipeline:8",
+                                  "tree",     "tree:3",     "tree:8",
                                   "auto"};
 static const char *reduce_algs[] = {"binomial", "auto"};
 static const char *allreduce_algs[] = {"recursive-doubling", "auto"};

@@ -73,8 +73,7 @@ static void check_run(ucoll_coll_t coll, int p, int k, size_t count, size_t elem
     const uint64_t bytes = (uint64_t)count * elem;
     const uint64_t vectors = p >= 2 ? 2 * (uint64_t)p - (uint64_t)floor_log2(p) - 2 : 0;
     REQUIRE(res.total_bytes == vectors * bytes, "%s tree:%d p=%d: %llu bytes sent, expected %llu",
-            cn, k, p, (unsigned long long)res.total_bytes,
-            (unsigned long long)(vectors * bytes));
+            cn, k, p, (unsigned long long)res.total_bytes, (unsigned long long)(vectors * bytes));
     const sched_args_t a = {.size = p, .count = count, .elem_size = elem, .param = k};
     const int kk = tree_segments(&a);
     scan_tree_figures_t f;
@@ -96,8 +95,7 @@ static void check_run(ucoll_coll_t coll, int p, int k, size_t count, size_t elem
                 (unsigned long long)max_over_ranks(res.rank_op_elems, p),
                 (unsigned long long)max_over_ranks(res.rank_copy_elems, p),
                 (unsigned long long)f.volume, (unsigned long long)f.cpu_volume, f.msgs,
-                (unsigned long long)f.ops, (unsigned long long)f.copies,
-                (unsigned long long)seg);
+                (unsigned long long)f.ops, (unsigned long long)f.copies, (unsigned long long)seg);
     }
     symbolic_result_free(&res);
 }
@@ -111,7 +109,7 @@ START_TEST(test_every_p)
             for (size_t ki = 0; ki < sizeof(ks) / sizeof(ks[0]); ki++) {
                 const int k = ks[ki];
                 const size_t elem = 1 + (size_t)(p % 3);
-                check_run((ucoll_coll_t)coll, p, k, 4 * (size_t)k, elem, 0); /* even */
+                check_run((ucoll_coll_t)coll, p, k, 4 * (size_t)k, elem, 0);     /* even */
                 check_run((ucoll_coll_t)coll, p, k, 3 * (size_t)k + 1, elem, 0); /* uneven */
                 runs += 2;
             }
