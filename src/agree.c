@@ -142,6 +142,7 @@ ucoll_status_t agree_settings(ucoll_ctx_t *ctx)
                     "ucoll: rank %d: single copy is off on every rank: %s (messages between ranks "
                     "of one host take UCX's two copies)\n",
                     world->rank, why);
+        ctx->single_copy_on = all[2 * n] == 0 && cfg->single_copy_min > 0;
         if (all[2 * n] == 0)
             tp_set_single_copy(ctx->tp, cfg->single_copy_min);
         else

@@ -176,6 +176,7 @@ static ucoll_status_t init_common(bootstrap_t *bs, ucoll_thread_level_t level, u
     shm_fd = -1; /* tp_create took it */
     const int host_leader = local_ranks[0], all_local = nlocal == bs->size;
     ctx->ring_max = rings && all_local ? TP_RING_MAX_MESSAGE : 0;
+    ctx->one_host = all_local;
     const int cpus = tp_host_cpus();
     ctx->crowd_cpus = all_local && nlocal > cpus ? (unsigned)cpus : 0;
     free(local_ranks);

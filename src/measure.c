@@ -225,7 +225,9 @@ ucoll_status_t measure_cost_model(ucoll_ctx_t *ctx)
         ctx->net.big_beta_ns = mine[3];
     }
     ctx->net.crowd_cpus = ctx->crowd_cpus;
-    ctx->net.duplex_copies = ctx->world_host == NULL && tp_single_copy_min(ctx->tp) == 0;
+    /* from facts every rank shares: the launcher's layout and the agreed settings (not this
+     * rank's transport, whose single copy is off where its rings failed to attach) */
+    ctx->net.duplex_copies = ctx->one_host && !ctx->single_copy_on;
     if (cfg->gamma_ns < 0)
         memcpy(ctx->gamma_ns, gamma, sizeof(ctx->gamma_ns));
     if (cfg->print_cost && world->rank == 0) {

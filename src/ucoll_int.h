@@ -190,6 +190,10 @@ struct ucoll_ctx {
     /* the largest message of the rings when every rank is on this host and the rings carry
      * the small messages (the cost model then prices two paths); 0 otherwise */
     size_t ring_max;
+    /* every rank of the job is on this host (the launcher's local ranks are all of them) */
+    int one_host;
+    /* single copy is on for every rank, as agree_settings found (the same on all ranks) */
+    int single_copy_on;
     /* the host's CPUs when every rank is on this host and they are fewer than the ranks (the
      * cost model then stretches the rounds that keep more ranks busy); 0 otherwise */
     unsigned crowd_cpus;

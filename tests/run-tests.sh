@@ -364,13 +364,28 @@ run_job "block_test np=5 UCOLL_SINGLE_COPY_MIN=4097" 5 600 \
     --expect-size 5
 sc_reads_check "block_test np=5 UCOLL_SINGLE_COPY_MIN=4097" 5 some
 run_job "thread_test np=2 UCOLL_SINGLE_COPY_MIN=4097" 2 120 \
-    "UCOLL_SINGLE_COPY_MIN=4097 UCOLL_TEST_SHM_COUNTS=1" tests/mp/thread_test --expect-size 2
+    "UCOLL_SINGLE_COPY_MIN=4097 UCOLL_TEST_SHM_COUNTS=1 UCOLL_PRINT_COST=1" tests/mp/thread_test \
+    --expect-size 2
 sc_reads_check "thread_test np=2 UCOLL_SINGLE_COPY_MIN=4097" 2 some
+# cost_model_duplex_check NAME WANT: the cost model priced both copies of a rank's exchange
+# (one host, single copy off) WANT (0 or 1) times, rank 0 having printed the model
+cost_model_duplex_check() {
+    local name=$1 want=$2 log said
+    log="$LOGDIR/$(echo "$name" | tr -c 'A-Za-z0-9=.,_-' '_').log"
+    said=$(grep -c 'priced both copies (CPU volume)' "$log")
+    if grep -q '^ucoll: cost model on [0-9]* ranks' "$log" && [ "$said" = "$want" ]; then
+        pass "$name: the cost model's CPU volume said $want times"
+    else
+        fail "$name: the cost model's CPU volume said $said times (want $want)" "$log"
+    fi
+}
+cost_model_duplex_check "thread_test np=2 UCOLL_SINGLE_COPY_MIN=4097" 0
 nocma="mp_test np=3, rank 1 refuses process_vm_readv"
-run_job "$nocma" 3 600 "UCOLL_SINGLE_COPY_MIN=4097 UCOLL_TEST_SHM_COUNTS=1" \
+run_job "$nocma" 3 600 "UCOLL_SINGLE_COPY_MIN=4097 UCOLL_TEST_SHM_COUNTS=1 UCOLL_PRINT_COST=1" \
     tests/mp/no_cma 1 tests/mp/mp_test "${MP_ALGS[@]}" --expect-size 3 --counts 0,7,100000 \
     --colls allreduce,bcast,reduce,exscan
 sc_reads_check "$nocma" 3 none
+cost_model_duplex_check "$nocma" 1
 log="$LOGDIR/$(echo "$nocma" | tr -c 'A-Za-z0-9=.,_-' '_').log"
 said=$(grep -c 'single copy is off on every rank' "$log")
 if [ "$said" = 1 ] && grep -q '^ucoll: rank 1: single copy is off on every rank: process_vm_readv' "$log"; then

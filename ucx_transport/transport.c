@@ -749,11 +749,6 @@ void tp_set_single_copy(tp_ctx_t *tp, size_t min_bytes)
     tp->single_copy = shm_set_single_copy(tp->shm, min_bytes);
 }
 
-size_t tp_single_copy_min(const tp_ctx_t *tp)
-{
-    return tp->single_copy;
-}
-
 ucoll_status_t tp_isend(tp_ctx_t *tp, int peer, const void *buf, size_t len, void *memh,
                         uint64_t tag, tp_op_t *op)
 {

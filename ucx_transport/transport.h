@@ -108,8 +108,6 @@ ucoll_status_t tp_create(int rank, int nranks, const int *local_ranks, int nloca
  * by single copy (shm.h) from now on; every rank must set the same before any such message.
  * No effect without rings. */
 void tp_set_single_copy(tp_ctx_t *tp, size_t min_bytes);
-/* the size from which on-host messages go by single copy; 0 = off */
-size_t tp_single_copy_min(const tp_ctx_t *tp);
 /* shm_single_copy_probe (shm.h): OK if this process may read its host's peers */
 ucoll_status_t tp_single_copy_probe(char *why, size_t why_len);
 /* single copy ended up off: undoes what a successful probe allowed */

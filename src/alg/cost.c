@@ -471,13 +471,18 @@ unsigned cost_rounds_bound(const alg_desc_t *alg, int param, int p)
         return p >= 2 ? (unsigned)(p + k - 2) : 0;
     }
     if (alg->build == exscan_tree_build || alg->build == scan_tree_build) {
-        /* rounds grow with k'; plain `tree` runs with a k of cost_tree_k, at most this */
+        /* rounds grow with k'; plain `tree` runs with a k of cost_tree_k, at most `most`; a
+         * larger K is beyond the tag and priced as its bound (so that cost_fits_tag refuses
+         * it, as it refuses pipeline:K) */
         const int most = scan_tree_max_segments(p);
+        const uint64_t bound =
+            3 * ((uint64_t)(param > most ? param : most) - 1 + (uint64_t)scan_tree_max_offset(p)) +
+            3;
         scan_tree_figures_t tf;
-        if (scan_tree_figures(p, param >= 1 && param < most ? param : most,
-                              alg->build == scan_tree_build, &tf) == 0)
+        if (param <= most && scan_tree_figures(p, param >= 1 ? param : most,
+                                               alg->build == scan_tree_build, &tf) == 0)
             return tf.rounds;
-        return 3 * (unsigned)(most - 1 + scan_tree_max_offset(p)) + 3; /* no memory */
+        return bound < UINT32_MAX ? (unsigned)bound : UINT32_MAX;
     }
     if (alg->coll == UCOLL_COLL_EXSCAN && cost_exscan_figures(alg, param, p, &fig) == 0)
         return fig.rounds;

@@ -104,7 +104,8 @@ int cost_exscan_figures(const alg_desc_t *alg, int param, int p, sched_figures_t
     }
     if (b == exscan_tree_build) { /* every round priced as a segment's */
         scan_tree_figures_t tf;
-        if (p < 1 || param < 1 || scan_tree_figures(p, param, 0, &tf) != 0)
+        if (p < 1 || param < 1 || param > scan_tree_max_segments(p) ||
+            scan_tree_figures(p, param, 0, &tf) != 0)
             return -1;
         fig->segments = (unsigned)param;
         fig->rounds = tf.rounds;

@@ -177,6 +177,8 @@ static int tree_build(sched_t *s, const sched_args_t *a, int inclusive)
     scan_tree_node_t t;
     scan_tree_node(p, r, &t);
     tree_ctx_t c = {.a = a, .t = &t, .k = tree_segments(a), .inclusive = inclusive};
+    if (c.k > ALG_PARAM_OPTIONAL_MAX) /* not reached: tree_segments keeps k within the tag */
+        return -1;
     const int hasL = t.left >= 0, hasR = t.right >= 0, root = t.parent < 0;
     const size_t n = a->count;
     const int k = c.k;
@@ -284,6 +286,8 @@ int scan_tree_figures(int p, int k, int inclusive, scan_tree_figures_t *f)
 {
     f->rounds = f->msgs = 0;
     f->volume = f->cpu_volume = f->ops = f->copies = 0;
+    if (k > ALG_PARAM_OPTIONAL_MAX) /* beyond any tag's rounds; its arrays would overflow */
+        return -1;
     if (p < 2 || k < 1)
         return p >= 1 && k >= 1 ? 0 : -1;
     /* a level holds at most 2 subtree sizes x 3 colours x offsets x 2 spine flags */

@@ -169,6 +169,30 @@ START_TEST(test_path_bound)
 }
 END_TEST
 
+/* a K beyond the tag's rounds is refused, as pipeline:K's is, not quietly cut down; the figures
+ * refuse a k they cannot count without overflow */
+START_TEST(test_too_many_segments)
+{
+    for (int coll = UCOLL_COLL_EXSCAN; coll <= UCOLL_COLL_SCAN; coll++) {
+        const alg_desc_t *alg = tree((ucoll_coll_t)coll);
+        static const int ps[] = {2, 8, 100, 4096};
+        for (size_t i = 0; i < sizeof(ps) / sizeof(ps[0]); i++) {
+            const int most = scan_tree_max_segments(ps[i]);
+            REQUIRE(cost_fits_tag(alg, most, ps[i]), "%s tree:%d p=%d refused",
+                    alg_coll_name(alg->coll), most, ps[i]);
+            REQUIRE(!cost_fits_tag(alg, most + 1, ps[i]) && !cost_fits_tag(alg, 200, ps[i]),
+                    "%s tree:%d p=%d accepted beyond the tag", alg_coll_name(alg->coll), most + 1,
+                    ps[i]);
+        }
+    }
+    sched_figures_t fig;
+    ck_assert_int_eq(cost_exscan_figures(tree(UCOLL_COLL_EXSCAN), 200, 8, &fig), -1);
+    scan_tree_figures_t f;
+    ck_assert_int_eq(scan_tree_figures(8, 1 << 30, 0, &f), -1);
+    ck_assert_int_eq(scan_tree_figures(8, ALG_PARAM_OPTIONAL_MAX + 1, 1, &f), -1);
+}
+END_TEST
+
 /* p = 3 by hand: rank 1 is the root, 0 its left child (edge colour 0), 2 its right one (1);
  * round 0: 0 sends V0 up, round 1: 2 sends V2 up, round 4 (superstep 1, colour 1): 1 sends
  * V0 (+) V1 down to 2. Exscan: rank 1 combines once (V0 (+) V1 for 2), rank 2 only receives */
@@ -206,6 +230,7 @@ int main(void)
     tcase_add_test(tc, test_offsets);
     tcase_add_test(tc, test_literal);
     tcase_add_test(tc, test_path_bound);
+    tcase_add_test(tc, test_too_many_segments);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
