@@ -289,25 +289,21 @@ const char *cost_auto_exscan_elems(int p, size_t count, size_t elem_size, const 
     const double bytes = (double)count * (double)elem_size;
     sched_figures_t best;
     const char *name = auto_exscan_fixed(p, bytes, cost, &best);
-    /* the pipeline with its k for this vector, last: a tie keeps the fixed candidate */
-    int param = 0;
-    const alg_desc_t *pipe = alg_lookup(UCOLL_COLL_EXSCAN, "pipeline", &param);
-    const int k = cost_pipeline_k_paths(p, count, elem_size, cost);
-    sched_figures_t pf;
-    if (pipe != NULL && cost_fits_tag(pipe, k, p) && cost_exscan_figures(pipe, k, p, &pf) == 0 &&
-        cost_predict_us(&pf, bytes, cost) < cost_predict_us(&best, bytes, cost) * (1 - 1e-12)) {
-        name = pipe->name;
-        best = pf;
-    }
-    /* the tree with its k, likewise */
-    param = 0;
-    const alg_desc_t *tree = alg_lookup(UCOLL_COLL_EXSCAN, "tree", &param);
-    const int kt = cost_tree_k_paths(p, count, elem_size, cost);
-    sched_figures_t tf;
-    if (tree != NULL && cost_fits_tag(tree, kt, p) && cost_exscan_figures(tree, kt, p, &tf) == 0 &&
-        cost_predict_us(&tf, bytes, cost) < cost_predict_us(&best, bytes, cost) * (1 - 1e-12)) {
-        name = tree->name;
-        best = tf;
+    /* then the pipeline and the tree, each with the k it would run with for this vector
+     * (cost_resolve_param): a tie keeps the earlier candidate */
+    static const char *const segmented[] = {"pipeline", "tree"};
+    for (size_t i = 0; i < sizeof(segmented) / sizeof(segmented[0]); i++) {
+        int param = 0;
+        const alg_desc_t *alg = alg_lookup(UCOLL_COLL_EXSCAN, segmented[i], &param);
+        if (alg == NULL)
+            continue;
+        const int k = cost_resolve_param(alg, 0, p, count, elem_size, cost);
+        sched_figures_t f;
+        if (cost_fits_tag(alg, k, p) && cost_exscan_figures(alg, k, p, &f) == 0 &&
+            cost_predict_us(&f, bytes, cost) < cost_predict_us(&best, bytes, cost) * (1 - 1e-12)) {
+            name = alg->name;
+            best = f;
+        }
     }
     if (fig != NULL)
         *fig = best;
