@@ -99,9 +99,11 @@ ucoll_status_t agree_settings(ucoll_ctx_t *ctx)
     names[n] = "UCOLL_BETA_NS_PER_BYTE", v[n++] = double_bits(cfg->beta_ns);
     names[n] = "UCOLL_GAMMA_NS_PER_BYTE", v[n++] = double_bits(cfg->gamma_ns);
     names[n] = "UCOLL_CHECK", v[n++] = (uint64_t)cfg->check;
-    names[n] = "UCOLL_SINGLE_COPY_MIN", v[n++] = cfg->single_copy_min;
+    names[n] = "UCOLL_SINGLE_COPY_MIN",
+    v[n++] = cfg->single_copy_auto ? UINT64_MAX : cfg->single_copy_min;
+    names[n] = "UCOLL_SINGLE_COPY_MAX", v[n++] = cfg->single_copy_max;
 
-    uint64_t mine[2 * N + 1], all[2 * N + 1];
+    uint64_t mine[2 * N + 2], all[2 * N + 2];
     for (size_t i = 0; i < n; i++)
         put_pair(mine, i, v[i]);
     /* single copy is used only where every rank may read its peers: the word is larger for
@@ -110,11 +112,14 @@ ucoll_status_t agree_settings(ucoll_ctx_t *ctx)
     mine[2 * n] = cfg->single_copy_min > 0 && tp_single_copy_probe(why, sizeof(why)) != UCOLL_OK
                       ? (uint64_t)(world->size - world->rank)
                       : 0;
+    /* auto leaves single copy off where ranks wait for CPUs: its rendezvous then waits for a
+     * descheduled reader (README, "Single copy on one host") */
+    mine[2 * n + 1] = cfg->single_copy_auto && ctx->host_crowded;
     ucoll_request_t *r = calloc(1, sizeof(*r));
     if (r == NULL)
         return UCOLL_ERR_NO_MEMORY;
     sched_init(&r->sched);
-    agree_setup(r, world, mine, all, 2 * n + 1);
+    agree_setup(r, world, mine, all, 2 * n + 2);
     ucoll_status_t st = exec_start(r);
     if (st == UCOLL_OK)
         st = request_wait(r);
@@ -137,13 +142,14 @@ ucoll_status_t agree_settings(ucoll_ctx_t *ctx)
         differ = 1;
     }
     if (!differ) {
-        if (all[2 * n] == (uint64_t)(world->size - world->rank) && all[2 * n] != 0)
+        const int crowded = all[2 * n + 1] != 0;
+        if (!crowded && all[2 * n] == (uint64_t)(world->size - world->rank) && all[2 * n] != 0)
             fprintf(stderr,
                     "ucoll: rank %d: single copy is off on every rank: %s (messages between ranks "
                     "of one host take UCX's two copies)\n",
                     world->rank, why);
-        ctx->single_copy_on = all[2 * n] == 0 && cfg->single_copy_min > 0;
-        if (all[2 * n] == 0)
+        ctx->single_copy_on = all[2 * n] == 0 && !crowded && cfg->single_copy_min > 0;
+        if (ctx->single_copy_on)
             tp_set_single_copy(ctx->tp, cfg->single_copy_min);
         else
             tp_single_copy_unprobe();

@@ -8,9 +8,10 @@
 #define AGREE_ALG "recursive-doubling"
 /* init: one (value, ~value) pair per setting compared (the UCOLL_<COLL>_ALG ones, then
  * segment size, the two rhrd thresholds, alpha, beta, gamma, UCOLL_CHECK and
- * UCOLL_SINGLE_COPY_MIN), then one word: nonzero if some rank cannot use single copy */
-#define AGREE_SETTINGS_PAIRS (UCOLL_NCOLLS + 8)
-#define AGREE_SETTINGS_WORDS (2 * AGREE_SETTINGS_PAIRS + 1)
+ * UCOLL_SINGLE_COPY_MIN and _MAX), then two words: nonzero if some rank cannot use single copy,
+ * nonzero if some rank's host has more ranks than CPUs */
+#define AGREE_SETTINGS_PAIRS (UCOLL_NCOLLS + 9)
+#define AGREE_SETTINGS_WORDS (2 * AGREE_SETTINGS_PAIRS + 2)
 /* UCOLL_CHECK: one pair per compared field of a collective */
 #define AGREE_CHECK_FIELDS 7
 #define AGREE_CHECK_WORDS (2 * AGREE_CHECK_FIELDS)

@@ -179,6 +179,7 @@ static ucoll_status_t init_common(bootstrap_t *bs, ucoll_thread_level_t level, u
     ctx->one_host = all_local;
     const int cpus = tp_host_cpus();
     ctx->crowd_cpus = all_local && nlocal > cpus ? (unsigned)cpus : 0;
+    ctx->host_crowded = nlocal > cpus;
     free(local_ranks);
     local_ranks = NULL;
     if (st != UCOLL_OK)

@@ -55,11 +55,14 @@ static const config_var_t vars[] = {
     {"UCOLL_SHM", "1",
      "1: messages of at most 4096 bytes between ranks of one host go through ucoll's own "
      "shared-memory rings (with UCOLL_FAILURE_DETECTION=auto); 0: through UCX"},
-    {"UCOLL_SINGLE_COPY_MIN", UCOLL_SINGLE_COPY_MIN_DEFAULT_TEXT,
+    {"UCOLL_SINGLE_COPY_MIN", "auto",
      "bytes: messages (segments) of at least this size between ranks of one host go by single "
      "copy (the receiver reads the sender's buffer with process_vm_readv) instead of UCX's two "
-     "copies, if every rank may read its peers (else off, said once); 0 = off. Needs UCOLL_SHM=1. "
-     "Equal on every rank"},
+     "copies, if every rank may read its peers (else off, said once); 0 = off; auto = 65536 "
+     "where no host has more ranks than CPUs, else off. Needs UCOLL_SHM=1. Equal on every rank"},
+    {"UCOLL_SINGLE_COPY_MAX", "1048576 with UCOLL_SINGLE_COPY_MIN=auto, else 0",
+     "bytes: the largest message (all its segments together) that goes by single copy; 0 = no "
+     "bound. Equal on every rank"},
     {"UCOLL_STATS", "0",
      "1: ucoll_finalize prints one line per rank on stderr: endpoints created, peers' rings "
      "mapped, peer addresses fetched from PMIx, messages sent through UCX and through the "
@@ -167,20 +170,36 @@ ucoll_status_t config_read(ucoll_config_t *cfg)
             return UCOLL_ERR_INVALID_ARG;
     }
     cfg->segment_size = 262144;
-    cfg->single_copy_min = UCOLL_SINGLE_COPY_MIN_DEFAULT;
+    cfg->single_copy_auto = 1;
+    cfg->single_copy_min = UCOLL_SINGLE_COPY_AUTO_MIN;
+    const char *sc_min = getenv("UCOLL_SINGLE_COPY_MIN");
+    if (sc_min != NULL && *sc_min != '\0' && strcmp(sc_min, "auto") != 0) {
+        if (parse_bytes("UCOLL_SINGLE_COPY_MIN", sc_min, &cfg->single_copy_min) != 0)
+            return UCOLL_ERR_INVALID_ARG;
+        cfg->single_copy_auto = 0;
+    }
+    cfg->single_copy_max = cfg->single_copy_auto ? UCOLL_SINGLE_COPY_AUTO_MAX : 0;
     /* 0: the cost model decides (cost_select); a value the user sets forces the threshold */
     cfg->reduce_rhrd_min = 0;
     cfg->allreduce_rhrd_min = 0;
     const char *byte_vars[4] = {"UCOLL_SEGMENT_SIZE", "UCOLL_REDUCE_RHRD_MIN",
-                                "UCOLL_ALLREDUCE_RHRD_MIN", "UCOLL_SINGLE_COPY_MIN"};
+                                "UCOLL_ALLREDUCE_RHRD_MIN", "UCOLL_SINGLE_COPY_MAX"};
     size_t *byte_dst[4] = {&cfg->segment_size, &cfg->reduce_rhrd_min, &cfg->allreduce_rhrd_min,
-                           &cfg->single_copy_min};
+                           &cfg->single_copy_max};
     for (int i = 0; i < 4; i++) {
         const char *v = getenv(byte_vars[i]);
         if (v == NULL || *v == '\0')
             continue;
         if (parse_bytes(byte_vars[i], v, byte_dst[i]) != 0)
             return UCOLL_ERR_INVALID_ARG;
+    }
+    if (cfg->single_copy_min > 0 && cfg->single_copy_max > 0 &&
+        cfg->single_copy_max < cfg->single_copy_min) {
+        fprintf(stderr,
+                "ucoll: UCOLL_SINGLE_COPY_MAX=%zu is below UCOLL_SINGLE_COPY_MIN=%zu: no message "
+                "could go by single copy (UCOLL_SINGLE_COPY_MIN=0 turns it off)\n",
+                cfg->single_copy_max, cfg->single_copy_min);
+        return UCOLL_ERR_INVALID_ARG;
     }
     cfg->failure = TP_FAILURE_AUTO;
     const char *fd = getenv("UCOLL_FAILURE_DETECTION");
@@ -249,5 +268,8 @@ ucoll_status_t config_read(ucoll_config_t *cfg)
             return UCOLL_ERR_INVALID_ARG;
         }
     }
+    /* single copy's descriptors travel in the rings: without them auto means off */
+    if (cfg->single_copy_auto && (!cfg->shm || cfg->failure != TP_FAILURE_AUTO))
+        cfg->single_copy_min = 0;
     return UCOLL_OK;
 }

@@ -324,6 +324,10 @@ ucoll_status_t exec_start(ucoll_request_t *req)
     /* the tag fields fixed for the whole call (tag.h); each message adds the rest */
     req->recv_tag = ucoll_tag(comm->id, 0, req->seq, 0, 0, 0);
     req->send_tag = req->recv_tag | ucoll_tag(0, (uint32_t)comm->rank, 0, 0, 0, 0);
+    /* auto's single copy only where the message is the sender's input (ALG_SENDS_INPUT) */
+    req->single_copy =
+        ctx->single_copy_on &&
+        (!ctx->cfg.single_copy_auto || (req->alg != NULL && (req->alg->flags & ALG_SENDS_INPUT)));
     req->pc = 0;
     req->posted = 0;
     req->status = UCOLL_INPROGRESS;
@@ -390,8 +394,17 @@ static ucoll_status_t reserve_ops(ucoll_request_t *req, size_t n)
 /* receives of at most this many bytes are posted after the round's send */
 enum { SEND_FIRST_MAX_BYTES = 8192 };
 
+/* a message of count elements may go by single copy: the request allows it, and the whole
+ * message (not its segment) is at most UCOLL_SINGLE_COPY_MAX, so that both ends decide alike */
+static int may_copy_once(const ucoll_request_t *req, size_t count)
+{
+    const size_t max = req->comm->ctx->cfg.single_copy_max;
+    return req->single_copy && (max == 0 || count * req->elem_size <= max);
+}
+
 static void post_sends(ucoll_request_t *req, const sched_step_t *step, size_t sseg)
 {
+    const int once = may_copy_once(req, step->send.count);
     ucoll_comm_t *comm = req->comm;
     const size_t esz = req->elem_size;
     for (size_t j = 0; j < req->nsend; j++) {
@@ -400,7 +413,7 @@ static void post_sends(ucoll_request_t *req, const sched_step_t *step, size_t ss
         size_t off = j * sseg, n = step->send.count - off < sseg ? step->send.count - off : sseg;
         const void *addr = n ? (char *)region_addr(req, step->send) + off * esz : &empty_message;
         tp_isend(comm->ctx->tp, comm->world_rank[step->send_peer], addr, n * esz,
-                 n ? req->memh[step->send.buf] : NULL, tag, tp_op_at(req->send_ops, j));
+                 n ? req->memh[step->send.buf] : NULL, tag, once, tp_op_at(req->send_ops, j));
     }
 }
 
@@ -443,13 +456,14 @@ static ucoll_status_t post_round(ucoll_request_t *req, const sched_step_t *step)
     const int send_first = step->recv.count * esz <= SEND_FIRST_MAX_BYTES;
     if (send_first)
         post_sends(req, step, sseg);
+    const int once = may_copy_once(req, step->recv.count);
     for (size_t j = 0; j < req->nrecv; j++) {
         const uint64_t tag = req->recv_tag | ucoll_tag(0, (uint32_t)step->recv_peer, 0, step->round,
                                                        (uint32_t)j, j + 1 == req->nrecv);
         size_t off = j * rseg, n = step->recv.count - off < rseg ? step->recv.count - off : rseg;
         void *addr = n ? (char *)region_addr(req, step->recv) + off * esz : &empty_message;
         tp_irecv(tp, comm->world_rank[step->recv_peer], addr, n * esz,
-                 n ? req->memh[step->recv.buf] : NULL, tag, UCOLL_TAG_LAST_SEGMENT,
+                 n ? req->memh[step->recv.buf] : NULL, tag, UCOLL_TAG_LAST_SEGMENT, once,
                  tp_op_at(req->recv_ops, j));
     }
     if (!send_first)

@@ -225,9 +225,10 @@ ucoll_status_t measure_cost_model(ucoll_ctx_t *ctx)
         ctx->net.big_beta_ns = mine[3];
     }
     ctx->net.crowd_cpus = ctx->crowd_cpus;
-    /* from facts every rank shares: the launcher's layout and the agreed settings (not this
-     * rank's transport, whose single copy is off where its rings failed to attach) */
-    ctx->net.duplex_copies = ctx->one_host && !ctx->single_copy_on;
+    /* from the launcher's layout, which every rank shares. Single copy does not lift it: an
+     * exchange by single copy measured as slow as two copies each way (both readers pull
+     * lines the other core holds) */
+    ctx->net.duplex_copies = ctx->one_host;
     if (cfg->gamma_ns < 0)
         memcpy(ctx->gamma_ns, gamma, sizeof(ctx->gamma_ns));
     if (cfg->print_cost && world->rank == 0) {
@@ -238,8 +239,8 @@ ucoll_status_t measure_cost_model(ucoll_ctx_t *ctx)
                     "messages is priced messages/%u times longer\n",
                     world->size, c->crowd_cpus, c->crowd_cpus, c->crowd_cpus);
         if (c->duplex_copies)
-            fprintf(stderr, "ucoll: cost model: one host, no single copy: a rank that sends and "
-                            "receives in one round is priced both copies (CPU volume)\n");
+            fprintf(stderr, "ucoll: cost model: one host: a rank that sends and receives in one "
+                            "round is priced both copies (CPU volume)\n");
         if (c->small_max > 0)
             fprintf(stderr,
                     "ucoll: cost model on %d ranks: up to %zu B (rings) alpha %.3f us, beta %.4f "

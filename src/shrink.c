@@ -167,7 +167,7 @@ static void post_send(shrink_record_t *r, int i, const uint64_t *m, uint64_t tag
     }
     end_send(r, i);
     memcpy(s->send_buf, m, msg_bytes(r));
-    tp_isend(r->ctx->tp, r->wr[i], s->send_buf, msg_bytes(r), NULL, tag, s->send_op);
+    tp_isend(r->ctx->tp, r->wr[i], s->send_buf, msg_bytes(r), NULL, tag, 0, s->send_op);
     s->send_posted = 1;
     r->nposted++;
 }
@@ -180,7 +180,7 @@ static void post_recv(shrink_record_t *r, int i, uint64_t tag)
         return;
     }
     end_recv(r, i);
-    tp_irecv(r->ctx->tp, r->wr[i], s->recv_buf, msg_bytes(r), NULL, tag, 0, s->recv_op);
+    tp_irecv(r->ctx->tp, r->wr[i], s->recv_buf, msg_bytes(r), NULL, tag, 0, 0, s->recv_op);
     s->recv_posted = 1;
     r->nposted++;
 }

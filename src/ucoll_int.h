@@ -23,15 +23,19 @@
 #endif
 
 #define COMM_ID_WORDS (UCOLL_MAX_COMMS / 64)
-/* UCOLL_SINGLE_COPY_MIN's default (README, "Single copy on one host", says why) */
-#define UCOLL_SINGLE_COPY_MIN_DEFAULT 0
-#define UCOLL_SINGLE_COPY_MIN_DEFAULT_TEXT "0 (off)"
+/* UCOLL_SINGLE_COPY_MIN=auto (the default; README, "Single copy on one host", says why):
+ * single copy for messages of AUTO_MIN to AUTO_MAX bytes, on where no host has more ranks than
+ * CPUs */
+#define UCOLL_SINGLE_COPY_AUTO_MIN 65536
+#define UCOLL_SINGLE_COPY_AUTO_MAX 1048576
 
 /* configuration read from UCOLL_* environment variables at init (config.c) */
 typedef struct {
     double timeout_s;       /* UCOLL_TIMEOUT; <= 0: wait forever */
     size_t segment_size;    /* UCOLL_SEGMENT_SIZE: bytes per message segment; 0 = no segments */
     size_t single_copy_min; /* UCOLL_SINGLE_COPY_MIN: on-host single copy from this size; 0 = off */
+    size_t single_copy_max; /* UCOLL_SINGLE_COPY_MAX: ... in messages up to this size; 0 = any */
+    int single_copy_auto;   /* UCOLL_SINGLE_COPY_MIN=auto: off where a host is crowded */
     tp_yield_mode_t yield;  /* UCOLL_PROGRESS_YIELD */
     int shm;                /* UCOLL_SHM: the on-host small-message channel */
     int stats;              /* UCOLL_STATS: the finalize line of what this rank used */
@@ -135,6 +139,7 @@ struct ucoll_request {
     size_t vcounts_cap;
     const alg_desc_t *alg;
     int param;
+    int single_copy; /* its messages may go by single copy (exec_start, from alg and settings) */
     /* schedule, built once per argument set */
     sched_t sched;
     sched_args_t sched_args;
@@ -194,6 +199,7 @@ struct ucoll_ctx {
     int one_host;
     /* single copy is on for every rank, as agree_settings found (the same on all ranks) */
     int single_copy_on;
+    int host_crowded; /* this rank's host has more ranks (of this job) than CPUs */
     /* the host's CPUs when every rank is on this host and they are fewer than the ranks (the
      * cost model then stretches the rounds that keep more ranks busy); 0 otherwise */
     unsigned crowd_cpus;

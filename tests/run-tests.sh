@@ -368,7 +368,7 @@ run_job "thread_test np=2 UCOLL_SINGLE_COPY_MIN=4097" 2 120 \
     --expect-size 2
 sc_reads_check "thread_test np=2 UCOLL_SINGLE_COPY_MIN=4097" 2 some
 # cost_model_duplex_check NAME WANT: the cost model priced both copies of a rank's exchange
-# (one host, single copy off) WANT (0 or 1) times, rank 0 having printed the model
+# (one host, with single copy or not) WANT (0 or 1) times, rank 0 having printed the model
 cost_model_duplex_check() {
     local name=$1 want=$2 log said
     log="$LOGDIR/$(echo "$name" | tr -c 'A-Za-z0-9=.,_-' '_').log"
@@ -379,7 +379,7 @@ cost_model_duplex_check() {
         fail "$name: the cost model's CPU volume said $said times (want $want)" "$log"
     fi
 }
-cost_model_duplex_check "thread_test np=2 UCOLL_SINGLE_COPY_MIN=4097" 0
+cost_model_duplex_check "thread_test np=2 UCOLL_SINGLE_COPY_MIN=4097" 1
 nocma="mp_test np=3, rank 1 refuses process_vm_readv"
 run_job "$nocma" 3 600 "UCOLL_SINGLE_COPY_MIN=4097 UCOLL_TEST_SHM_COUNTS=1 UCOLL_PRINT_COST=1" \
     tests/mp/no_cma 1 tests/mp/mp_test "${MP_ALGS[@]}" --expect-size 3 --counts 0,7,100000 \
@@ -393,6 +393,30 @@ if [ "$said" = 1 ] && grep -q '^ucoll: rank 1: single copy is off on every rank:
 else
     fail "$nocma: 'single copy is off' said $said times (want once, by rank 1)" "$log"
 fi
+
+# auto's single copy (UCOLL_SINGLE_COPY_MIN unset): on only where no host has more ranks than
+# CPUs, for messages of 64 KiB to 1 MiB of the algorithms that send their input
+# (recursive-doubling allreduce, not rhrd), so the reads happen exactly in the first launch
+cpus=$(nproc)
+sc_auto() {
+    local name=$1 np=$2 want=$3
+    shift 3
+    run_job "$name" "$np" 300 "UCOLL_TEST_SHM_COUNTS=1" tests/mp/mp_test --expect-size "$np" \
+        --colls allreduce --combos int32-sum "$@"
+    sc_reads_check "$name" "$np" "$want"
+}
+want=none
+[ "$cpus" -lt 2 ] || want=some
+sc_auto "mp_test np=2 single copy auto: 64 KiB recursive-doubling" 2 "$want" \
+    --alg-list allreduce=recursive-doubling --counts 16384
+sc_auto "mp_test np=2 single copy auto: 512 KiB rhrd" 2 none \
+    --alg-list allreduce=rhrd --counts 131072
+sc_auto "mp_test np=2 single copy auto: 2 MiB recursive-doubling" 2 none \
+    --alg-list allreduce=recursive-doubling --counts 524288
+want=none
+[ "$cpus" -lt 3 ] || want=some
+sc_auto "mp_test np=3 single copy auto on $cpus CPUs: 64 KiB recursive-doubling" 3 "$want" \
+    --alg-list allreduce=recursive-doubling --counts 16384
 
 # stats_test: each rank builds, with src/alg's builders, the schedules of the collectives it
 # ran (and finalize's barrier) and checks its UCOLL_STATS line against them: endpoints and PMIx

@@ -736,10 +736,11 @@ __attribute__((noinline)) static ucoll_status_t ucx_recv(tp_ctx_t *tp, int peer,
     return st;
 }
 
-/* a message of len bytes to or from a peer reached by the rings goes through them */
-static inline int through_shm(const tp_ctx_t *tp, size_t len)
+/* a message of len bytes to or from a peer reached by the rings goes through them (by single
+ * copy if it is larger than their messages, when single_copy allows) */
+static inline int through_shm(const tp_ctx_t *tp, size_t len, int single_copy)
 {
-    return len <= SHM_MAX_MESSAGE || (tp->single_copy > 0 && len >= tp->single_copy);
+    return len <= SHM_MAX_MESSAGE || (single_copy && tp->single_copy > 0 && len >= tp->single_copy);
 }
 
 void tp_set_single_copy(tp_ctx_t *tp, size_t min_bytes)
@@ -750,7 +751,7 @@ void tp_set_single_copy(tp_ctx_t *tp, size_t min_bytes)
 }
 
 ucoll_status_t tp_isend(tp_ctx_t *tp, int peer, const void *buf, size_t len, void *memh,
-                        uint64_t tag, tp_op_t *op)
+                        uint64_t tag, int single_copy, tp_op_t *op)
 {
     op_reset(tp, op, peer, len);
     ucoll_status_t st = peer_ready(tp, peer);
@@ -758,7 +759,7 @@ ucoll_status_t tp_isend(tp_ctx_t *tp, int peer, const void *buf, size_t len, voi
         return op_fail(op, st);
     if (tp->peers[peer].failed)
         return op_fail(op, UCOLL_ERR_PEER_FAILED);
-    if (tp->peers[peer].shm && through_shm(tp, len)) {
+    if (tp->peers[peer].shm && through_shm(tp, len, single_copy)) {
         tp->sent_shm++;
         shm_send(tp->shm, peer, buf, len, tag, op);
         return UCOLL_OK;
@@ -767,14 +768,14 @@ ucoll_status_t tp_isend(tp_ctx_t *tp, int peer, const void *buf, size_t len, voi
 }
 
 ucoll_status_t tp_irecv(tp_ctx_t *tp, int peer, void *buf, size_t len, void *memh, uint64_t tag,
-                        uint64_t checked, tp_op_t *op)
+                        uint64_t checked, int single_copy, tp_op_t *op)
 {
     op_reset(tp, op, peer, len);
     op->is_recv = 1; /* tp_abandon cancels it */
     ucoll_status_t st = peer_ready(tp, peer);
     if (st != UCOLL_OK)
         return op_fail(op, st);
-    if (tp->peers[peer].shm && through_shm(tp, len)) {
+    if (tp->peers[peer].shm && through_shm(tp, len, single_copy)) {
         shm_recv(tp->shm, peer, buf, tag, checked, op);
         if (!op->done)
             watch(tp, op);

@@ -105,8 +105,8 @@ ucoll_status_t tp_create(int rank, int nranks, const int *local_ranks, int nloca
                          ucoll_thread_level_t level, tp_lookup_fn lookup, void *lookup_arg,
                          tp_ctx_t **tp);
 /* messages of at least min_bytes (0: none) between ranks of this host that the rings reach go
- * by single copy (shm.h) from now on; every rank must set the same before any such message.
- * No effect without rings. */
+ * by single copy (shm.h) from now on, where their send and receive allow it; every rank must
+ * set the same before any such message. No effect without rings. */
 void tp_set_single_copy(tp_ctx_t *tp, size_t min_bytes);
 /* shm_single_copy_probe (shm.h): OK if this process may read its host's peers */
 ucoll_status_t tp_single_copy_probe(char *why, size_t why_len);
@@ -121,16 +121,17 @@ ucoll_status_t tp_local_address(tp_ctx_t *tp, const void **addr, size_t *len);
 void tp_destroy(tp_ctx_t *tp);
 
 /* sends len bytes to peer (connecting it first if this is its first use); memh from
- * tp_mem_map or the pool, or NULL. The op may be done at return. */
+ * tp_mem_map or the pool, or NULL. single_copy: the message may go by single copy
+ * (tp_set_single_copy's sizes); its receive must say the same. The op may be done at return. */
 ucoll_status_t tp_isend(tp_ctx_t *tp, int peer, const void *buf, size_t len, void *memh,
-                        uint64_t tag, tp_op_t *op);
+                        uint64_t tag, int single_copy, tp_op_t *op);
 /* receives exactly len bytes with this tag from peer (connecting it first, so that its
  * endpoint can report its failure); the tag bits in `checked` are left out of matching and
  * compared after it. A message of another length, or whose `checked` bits differ, or one from
  * an on-host peer that came through the other channel (counts on either side of the rings'
  * size limit), completes the op with UCOLL_ERR_TRUNCATED. */
 ucoll_status_t tp_irecv(tp_ctx_t *tp, int peer, void *buf, size_t len, void *memh, uint64_t tag,
-                        uint64_t checked, tp_op_t *op);
+                        uint64_t checked, int single_copy, tp_op_t *op);
 /* ends an op: frees its UCP request; an incomplete receive is cancelled, an incomplete send is
  * released to finish inside UCX (its buffer must stay valid until then: only error paths do
  * this). Afterwards the op is done and no callback touches it any more. */

@@ -19,6 +19,11 @@ enum {
     ALG_PARAM_OPTIONAL = 16,
     /* needs the comm's hosts (sched_args_t.hosts, leaders_build): not in alg_list */
     ALG_NODE_AWARE = 32,
+    /* on two ranks its messages carry the sender's input, not data it wrote during the call:
+     * single copy's reader then finds them clean in the sender's cache. Auto's single copy
+     * (UCOLL_SINGLE_COPY_MIN=auto) is used for these only (bcast's root, whose caller has often
+     * just written its buffer, measured slower with it) */
+    ALG_SENDS_INPUT = 64,
 };
 
 /* the largest K of an ALG_PARAM_OPTIONAL name: a pipeline of more segments than the tag's

@@ -4,7 +4,8 @@
  * and the value. One process, no launcher: ucoll_init_oob with a 1-rank allgather (a copy), so
  * that init can be tried again after each refusal. Refused: NaN, infinity where no limit is
  * meant, negative numbers, trailing or leading junk, numbers that overflow (a 20-digit size),
- * an unknown algorithm name, a UCOLL_CHECK other than 0 or 1. Accepted at the end:
+ * an unknown algorithm name, a UCOLL_CHECK other than 0 or 1, a UCOLL_SINGLE_COPY_MAX below
+ * UCOLL_SINGLE_COPY_MIN (stated or auto's). Accepted at the end:
  * UCOLL_TIMEOUT=inf with small sizes and UCOLL_CHECK=1, and a collective runs with them.
  * Output: FAIL lines, then "config_test: C checks, F failed; verdict: PASS|FAIL".
  */
@@ -93,9 +94,18 @@ int main(void)
         {"UCOLL_CHECK", "2"},
         {"UCOLL_CHECK", "yes"},
         {"UCOLL_CHECK", "1 "},
+        {"UCOLL_SINGLE_COPY_MIN", "autox"},
+        {"UCOLL_SINGLE_COPY_MIN", "-1"},
+        {"UCOLL_SINGLE_COPY_MAX", "1M"},
+        /* below auto's smallest single-copy message (64 KiB): no message could take it */
+        {"UCOLL_SINGLE_COPY_MAX", "4096"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         refused(bad[i].var, bad[i].value);
+    /* a window with nothing in it */
+    setenv("UCOLL_SINGLE_COPY_MIN", "300000", 1);
+    refused("UCOLL_SINGLE_COPY_MAX", "200000");
+    unsetenv("UCOLL_SINGLE_COPY_MIN");
 
     /* valid values: init works and a collective runs with them */
     setenv("UCOLL_TIMEOUT", "inf", 1);
@@ -103,6 +113,8 @@ int main(void)
     setenv("UCOLL_ALPHA_US", "1.5", 1);
     setenv("UCOLL_BETA_NS_PER_BYTE", "0.25", 1);
     setenv("UCOLL_CHECK", "1", 1); /* one rank: nothing to compare, the call runs as usual */
+    setenv("UCOLL_SINGLE_COPY_MIN", "auto", 1);
+    setenv("UCOLL_SINGLE_COPY_MAX", "65536", 1); /* the window may be one size */
     char msg[4096];
     ucoll_comm_t *w = NULL;
     ucoll_status_t st = init_capturing(&w, msg, sizeof(msg));
