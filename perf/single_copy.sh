@@ -2,9 +2,10 @@
 # perf/single_copy.sh: a benchmark (not a test) of single copy on one host: ucoll_perf's median
 # latency of allreduce, reduce, bcast, exscan and scan (float32 sum) at 64 KiB, 1 MiB and
 # 16 MiB on NP ranks (default 2 and 3), with UCX's two copies (UCOLL_SINGLE_COPY_MIN=0) and with
-# single copy (UCOLL_SINGLE_COPY_MIN=$SC, default 65536), the two settings alternating launch
-# by launch, REPS rounds (default 3); prints per cell the smaller median of each setting and
-# their ratio (single / two copies; below 1: single copy is faster).
+# single copy (UCOLL_SINGLE_COPY_MIN=$SC, default 65536; SC=auto measures the default's rules),
+# the two settings alternating launch by launch, REPS rounds (default 3); prints per cell the
+# smaller median of each setting and their ratio (single / two copies; below 1: single copy is
+# faster).
 #
 # Usage: perf/single_copy.sh [BUILD_DIR]   Environment: NPS, REPS, SC
 set -euo pipefail
