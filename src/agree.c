@@ -109,12 +109,13 @@ ucoll_status_t agree_settings(ucoll_ctx_t *ctx)
     /* single copy is used only where every rank may read its peers: the word is larger for
      * lower ranks that cannot, so the lowest of them says why */
     char why[192] = "";
-    mine[2 * n] = cfg->single_copy_min > 0 && tp_single_copy_probe(why, sizeof(why)) != UCOLL_OK
+    /* auto leaves single copy off where ranks wait for CPUs: its rendezvous then waits for a
+     * descheduled reader (README, "Single copy on one host"); such a rank need not probe */
+    mine[2 * n + 1] = cfg->single_copy_auto && ctx->host_crowded;
+    mine[2 * n] = cfg->single_copy_min > 0 && !mine[2 * n + 1] &&
+                          tp_single_copy_probe(why, sizeof(why)) != UCOLL_OK
                       ? (uint64_t)(world->size - world->rank)
                       : 0;
-    /* auto leaves single copy off where ranks wait for CPUs: its rendezvous then waits for a
-     * descheduled reader (README, "Single copy on one host") */
-    mine[2 * n + 1] = cfg->single_copy_auto && ctx->host_crowded;
     ucoll_request_t *r = calloc(1, sizeof(*r));
     if (r == NULL)
         return UCOLL_ERR_NO_MEMORY;

@@ -226,8 +226,8 @@ ucoll_status_t measure_cost_model(ucoll_ctx_t *ctx)
     }
     ctx->net.crowd_cpus = ctx->crowd_cpus;
     /* from the launcher's layout, which every rank shares. Single copy does not lift it: an
-     * exchange by single copy measured as slow as two copies each way (both readers pull
-     * lines the other core holds) */
+     * exchange of data the peer had just written (rhrd, ring) measured slower by single copy
+     * than by two copies, and auto leaves those algorithms on two copies anyway */
     ctx->net.duplex_copies = ctx->one_host;
     if (cfg->gamma_ns < 0)
         memcpy(ctx->gamma_ns, gamma, sizeof(ctx->gamma_ns));
