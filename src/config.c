@@ -60,7 +60,7 @@ static const config_var_t vars[] = {
      "copy (the receiver reads the sender's buffer with process_vm_readv) instead of UCX's two "
      "copies, if every rank may read its peers (else off, said once); 0 = off; auto = 65536 "
      "where no host has more ranks than CPUs, else off. Needs UCOLL_SHM=1. Equal on every rank"},
-    {"UCOLL_SINGLE_COPY_MAX", "1048576 with UCOLL_SINGLE_COPY_MIN=auto, else 0",
+    {"UCOLL_SINGLE_COPY_MAX", "524288 with UCOLL_SINGLE_COPY_MIN=auto, else 0",
      "bytes: the largest message (all its segments together) that goes by single copy; 0 = no "
      "bound. Equal on every rank"},
     {"UCOLL_STATS", "0",

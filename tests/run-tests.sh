@@ -399,24 +399,30 @@ fi
 # (recursive-doubling allreduce, not rhrd), so the reads happen exactly in the first launch
 cpus=$(nproc)
 sc_auto() {
-    local name=$1 np=$2 want=$3
-    shift 3
+    local name=$1 np=$2 want=$3 coll=$4
+    shift 4
     run_job "$name" "$np" 300 "UCOLL_TEST_SHM_COUNTS=1" tests/mp/mp_test --expect-size "$np" \
-        --colls allreduce --combos int32-sum "$@"
+        --colls "$coll" --combos int32-sum "$@"
     sc_reads_check "$name" "$np" "$want"
 }
+# auto: 64 KiB to 512 KiB, the binomial reduce (its messages are the sender's input), not the
+# recursive-doubling allreduce (measured slower by single copy), not rhrd, not 1 MiB
 want=none
 [ "$cpus" -lt 2 ] || want=some
-sc_auto "mp_test np=2 single copy auto: 64 KiB recursive-doubling" 2 "$want" \
+sc_auto "mp_test np=2 single copy auto: 64 KiB binomial reduce" 2 "$want" reduce \
+    --alg-list reduce=binomial --counts 16384
+sc_auto "mp_test np=2 single copy auto: 512 KiB binomial reduce" 2 "$want" reduce \
+    --alg-list reduce=binomial --counts 131072
+sc_auto "mp_test np=2 single copy auto: 64 KiB recursive-doubling allreduce" 2 none allreduce \
     --alg-list allreduce=recursive-doubling --counts 16384
-sc_auto "mp_test np=2 single copy auto: 512 KiB rhrd" 2 none \
+sc_auto "mp_test np=2 single copy auto: 512 KiB rhrd allreduce" 2 none allreduce \
     --alg-list allreduce=rhrd --counts 131072
-sc_auto "mp_test np=2 single copy auto: 2 MiB recursive-doubling" 2 none \
-    --alg-list allreduce=recursive-doubling --counts 524288
+sc_auto "mp_test np=2 single copy auto: 1 MiB binomial reduce" 2 none reduce \
+    --alg-list reduce=binomial --counts 262144
 want=none
 [ "$cpus" -lt 3 ] || want=some
-sc_auto "mp_test np=3 single copy auto on $cpus CPUs: 64 KiB recursive-doubling" 3 "$want" \
-    --alg-list allreduce=recursive-doubling --counts 16384
+sc_auto "mp_test np=3 single copy auto on $cpus CPUs: 64 KiB binomial reduce" 3 "$want" reduce \
+    --alg-list reduce=binomial --counts 16384
 
 # stats_test: each rank builds, with src/alg's builders, the schedules of the collectives it
 # ran (and finalize's barrier) and checks its UCOLL_STATS line against them: endpoints and PMIx

@@ -22,7 +22,8 @@ enum {
     /* on two ranks its messages carry the sender's input, not data it wrote during the call:
      * single copy's reader then finds them clean in the sender's cache. Auto's single copy
      * (UCOLL_SINGLE_COPY_MIN=auto) is used for these only (bcast's root, whose caller has often
-     * just written its buffer, measured slower with it) */
+     * just written its buffer, measured slower with it; so did the recursive-doubling allreduce,
+     * where both ranks read at once) */
     ALG_SENDS_INPUT = 64,
 };
 
