@@ -92,8 +92,8 @@ static void exchange(ring_t *out, const char *src, ring_t *in, char *dst, const 
         const size_t g = bytes - got < chunk_bytes ? bytes - got : chunk_bytes;
         if (sent < bytes && ring_put(out, src + sent, s))
             sent += s;
-        if (got < bytes && ring_take(in, (float *)(dst + got),
-                                     own != NULL ? (const float *)(own + got) : NULL, g))
+        if (got < bytes &&
+            ring_take(in, (float *)(dst + got), own != NULL ? (const float *)(own + got) : NULL, g))
             got += g;
     }
 }
@@ -104,10 +104,18 @@ int main(int argc, char **argv)
     int iters = 20, opt;
     while ((opt = getopt(argc, argv, "s:c:k:n:h")) != -1) {
         switch (opt) {
-        case 's': bytes = strtoul(optarg, NULL, 0); break;
-        case 'c': chunk_bytes = strtoul(optarg, NULL, 0); break;
-        case 'k': nchunks = strtoul(optarg, NULL, 0); break;
-        case 'n': iters = atoi(optarg); break;
+        case 's':
+            bytes = strtoul(optarg, NULL, 0);
+            break;
+        case 'c':
+            chunk_bytes = strtoul(optarg, NULL, 0);
+            break;
+        case 'k':
+            nchunks = strtoul(optarg, NULL, 0);
+            break;
+        case 'n':
+            iters = atoi(optarg);
+            break;
         default:
             fprintf(stderr, "usage: %s [-s BYTES] [-c CHUNK] [-k CHUNKS] [-n ITERS]\n", argv[0]);
             return opt == 'h' ? 0 : 2;

@@ -324,10 +324,11 @@ ucoll_status_t exec_start(ucoll_request_t *req)
     /* the tag fields fixed for the whole call (tag.h); each message adds the rest */
     req->recv_tag = ucoll_tag(comm->id, 0, req->seq, 0, 0, 0);
     req->send_tag = req->recv_tag | ucoll_tag(0, (uint32_t)comm->rank, 0, 0, 0, 0);
-    /* auto's single copy only where the message is the sender's input (ALG_SENDS_INPUT) */
+    /* auto's single copy only where the message is the sender's input (ALG_SENDS_INPUT), or
+     * in the bcasts init times its path with (every rank alike) */
     req->single_copy =
-        ctx->single_copy_on &&
-        (!ctx->cfg.single_copy_auto || (req->alg != NULL && (req->alg->flags & ALG_SENDS_INPUT)));
+        ctx->single_copy_on && (!ctx->cfg.single_copy_auto || ctx->single_copy_forced ||
+                                (req->alg != NULL && (req->alg->flags & ALG_SENDS_INPUT)));
     req->pc = 0;
     req->posted = 0;
     req->status = UCOLL_INPROGRESS;

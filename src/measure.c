@@ -4,7 +4,9 @@
  *                pair for every message instead). When every rank is on this host and the
  *                rings carry the small messages, two paths: the rings' alpha and beta from 8 B
  *                and the rings' largest message, UCX's from 64 KiB and 256 KiB (intercept and
- *                slope), each as one message's time in chains of bcasts (time_bcast_chain).
+ *                slope), each as one message's time in chains of bcasts (time_bcast_chain);
+ *                under UCOLL_SINGLE_COPY_MIN=auto with single copy on, single copy's from the
+ *                same chains with it allowed.
  *                Otherwise one path, from 8 B and 256 KiB after barriers. Both keep the lower
  *                quartile, not the median: right after start-up a rank's wait is sometimes
  *                stretched by the launcher's threads (4 us instead of 0.2 at np = 2 here),
@@ -25,8 +27,9 @@
 /* bytes of the vector each gamma is timed on: in L1, long enough for the clock (about 1 us) */
 #define GAMMA_BYTES 8192
 #define GAMMA_REPS 3
-/* agreed words of the network's cost: alpha, beta, the big path's alpha and beta */
-#define NET_WORDS 4
+/* agreed words of the network's cost: alpha, beta, the big path's alpha and beta, single
+ * copy's alpha and beta (0 where it is not measured) */
+#define NET_WORDS 6
 
 /* this rank's time of each of `iters` bcasts of `bytes` from rank 0, each after a barrier */
 static void time_bcast(ucoll_comm_t *world, void *buf, size_t bytes, int iters, double *t)
@@ -60,21 +63,31 @@ static double lower_quartile(double *t, int n)
  * last and find its data already there (bcasts after a barrier measured 0.06 us a round at 3
  * ranks on 2 CPUs, whose collectives take microseconds a round) */
 enum { CHAIN_BCASTS = 16 };
-static double time_bcast_chain(ucoll_comm_t *world, void *buf, size_t bytes, int chains)
+/* root_buf: the root's buffer, buf every other rank's (the root's then holds data it did not
+ * just receive, as an algorithm's input is) */
+static double time_bcast_chain_from(ucoll_comm_t *world, void *root_buf, void *buf, size_t bytes,
+                                    int chains)
 {
     double t[16];
     if (chains > 16)
         chains = 16;
     for (int i = 0; i < 4; i++) /* warm-up: a path's first messages set it up */
-        ucoll_bcast(world, buf, bytes, UCOLL_UINT8, i % world->size);
+        ucoll_bcast(world, i % world->size == world->rank ? root_buf : buf, bytes, UCOLL_UINT8,
+                    i % world->size);
     for (int c = 0; c < chains; c++) {
         ucoll_barrier(world);
         double t0 = now_seconds();
         for (int i = 0; i < CHAIN_BCASTS; i++)
-            ucoll_bcast(world, buf, bytes, UCOLL_UINT8, i % world->size);
+            ucoll_bcast(world, i % world->size == world->rank ? root_buf : buf, bytes, UCOLL_UINT8,
+                        i % world->size);
         t[c] = (now_seconds() - t0) / CHAIN_BCASTS;
     }
     return lower_quartile(t, chains);
+}
+
+static double time_bcast_chain(ucoll_comm_t *world, void *buf, size_t bytes, int chains)
+{
+    return time_bcast_chain_from(world, buf, buf, bytes, chains);
 }
 
 /* ns per byte of one application of op on dtype here: the best of a few timed runs after a
@@ -104,24 +117,45 @@ enum { BIG_BYTES = 256 * 1024, MID_BYTES = 64 * 1024 };
  * copies (UCX's copy in and copy out, which one message overlaps on two CPUs) over min(p, CPUs)
  * CPUs, so a large message is the chain's time over max(1, 2 (p - 1) / min(p, CPUs)): at 3
  * ranks on 2 CPUs a chained 64 KiB bcast took twice a 64 KiB bcast alone */
-static ucoll_status_t measure_one_host(ucoll_comm_t *world, size_t ring_max, double *mine)
+/* intercept and slope (us, ns/B) of chains of MID_BYTES and BIG_BYTES bcasts whose `copies`
+ * copies per bcast share the host's CPUs (see measure_one_host) */
+static void time_big_path(ucoll_comm_t *world, void *root_buf, void *buf, double copies,
+                          double *alpha_us, double *beta_ns)
 {
-    char *buf = malloc(BIG_BYTES);
+    const double t_mid = time_bcast_chain_from(world, root_buf, buf, MID_BYTES, 8);
+    const double t_big = time_bcast_chain_from(world, root_buf, buf, BIG_BYTES, 8);
+    const double share = copies > 1 ? copies : 1;
+    *beta_ns = (t_big - t_mid) * 1e9 / (share * (double)(BIG_BYTES - MID_BYTES));
+    *alpha_us = t_mid * 1e6 / share - (double)MID_BYTES * (*beta_ns > 0 ? *beta_ns : 0) * 1e-3;
+}
+
+static ucoll_status_t measure_one_host(ucoll_ctx_t *ctx, size_t ring_max, double *mine)
+{
+    ucoll_comm_t *world = ctx->world;
+    char *buf = malloc(2 * BIG_BYTES), *input = buf + BIG_BYTES;
     if (buf == NULL)
         return UCOLL_ERR_NO_MEMORY;
-    memset(buf, 1, BIG_BYTES); /* pages of its own, not the zero page calloc leaves unwritten */
+    /* pages of their own, not the zero page calloc leaves unwritten */
+    memset(buf, 1, 2 * BIG_BYTES);
     const double t_small = time_bcast_chain(world, buf, 8, 8);
     const double t_ring = time_bcast_chain(world, buf, ring_max, 8);
-    const double t_mid = time_bcast_chain(world, buf, MID_BYTES, 8);
-    const double t_big = time_bcast_chain(world, buf, BIG_BYTES, 8);
-    free(buf);
     const int cpus = tp_host_cpus(), busy = world->size < cpus ? world->size : cpus;
-    const double copies = 2.0 * (world->size - 1) / (busy > 0 ? busy : 1);
-    const double share = copies > 1 ? copies : 1;
+    const double links = (double)(world->size - 1) / (busy > 0 ? busy : 1);
     mine[0] = t_small * 1e6;
     mine[1] = (t_ring - t_small) * 1e9 / (double)(ring_max - 8);
-    mine[3] = (t_big - t_mid) * 1e9 / (share * (double)(BIG_BYTES - MID_BYTES));
-    mine[2] = t_mid * 1e6 / share - (double)MID_BYTES * (mine[3] > 0 ? mine[3] : 0) * 1e-3;
+    /* bcast does not go by auto's single copy: these are UCX's two copies */
+    time_big_path(world, buf, buf, 2 * links, &mine[2], &mine[3]);
+    /* under auto, single copy's own path (the receiver's copy alone) for the algorithms that
+     * send their input: bcasts with single copy allowed whose roots send from a buffer of
+     * their own, not the one the last bcast wrote (a read of data the peer has just written
+     * measured slower). A stated UCOLL_SINGLE_COPY_MIN sends the bcasts above by single copy
+     * already */
+    if (ctx->single_copy_on && ctx->cfg.single_copy_auto) {
+        ctx->single_copy_forced = 1;
+        time_big_path(world, input, buf, links, &mine[4], &mine[5]);
+        ctx->single_copy_forced = 0;
+    }
+    free(buf);
     return UCOLL_OK;
 }
 
@@ -175,7 +209,7 @@ ucoll_status_t measure_cost_model(ucoll_ctx_t *ctx)
         world->alg[UCOLL_COLL_BCAST] =
             (alg_choice_t){alg_lookup(UCOLL_COLL_BCAST, "binomial", &param), param};
         ucoll_status_t st =
-            ring_max > 0 ? measure_one_host(world, ring_max, mine) : measure_hosts(world, mine);
+            ring_max > 0 ? measure_one_host(ctx, ring_max, mine) : measure_hosts(world, mine);
         world->alg[UCOLL_COLL_BCAST] = chosen;
         if (st != UCOLL_OK)
             return st;
@@ -223,11 +257,18 @@ ucoll_status_t measure_cost_model(ucoll_ctx_t *ctx)
         ctx->net.small_max = ring_max;
         ctx->net.big_alpha_us = mine[2];
         ctx->net.big_beta_ns = mine[3];
+        if (mine[5] > 0) { /* single copy measured on every rank (its words are maxima) */
+            ctx->net.sc_min = cfg->single_copy_min;
+            ctx->net.sc_max = cfg->single_copy_max;
+            ctx->net.sc_alpha_us = mine[4];
+            ctx->net.sc_beta_ns = mine[5];
+        }
     }
     ctx->net.crowd_cpus = ctx->crowd_cpus;
-    /* from the launcher's layout, which every rank shares. Single copy does not lift it: an
-     * exchange of data the peer had just written (rhrd, ring) measured slower by single copy
-     * than by two copies, and auto leaves those algorithms on two copies anyway */
+    /* from the launcher's layout, which every rank shares. Single copy lifts it only for the
+     * messages that take it (cost_single_copy): an exchange of data the peer had just written
+     * (rhrd, ring) measured slower by single copy than by two copies, and auto leaves those
+     * algorithms on two copies */
     ctx->net.duplex_copies = ctx->one_host;
     if (cfg->gamma_ns < 0)
         memcpy(ctx->gamma_ns, gamma, sizeof(ctx->gamma_ns));
@@ -241,6 +282,12 @@ ucoll_status_t measure_cost_model(ucoll_ctx_t *ctx)
         if (c->duplex_copies)
             fprintf(stderr, "ucoll: cost model: one host: a rank that sends and receives in one "
                             "round is priced both copies (CPU volume)\n");
+        if (c->sc_beta_ns > 0)
+            fprintf(stderr,
+                    "ucoll: cost model: single copy of %zu to %zu B (algorithms that send their "
+                    "input) alpha %.3f us, beta %.4f ns/B (measured), the receiver's copy "
+                    "alone\n",
+                    c->sc_min, c->sc_max, c->sc_alpha_us, c->sc_beta_ns);
         if (c->small_max > 0)
             fprintf(stderr,
                     "ucoll: cost model on %d ranks: up to %zu B (rings) alpha %.3f us, beta %.4f "

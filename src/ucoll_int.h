@@ -199,7 +199,8 @@ struct ucoll_ctx {
     int one_host;
     /* single copy is on for every rank, as agree_settings found (the same on all ranks) */
     int single_copy_on;
-    int host_crowded; /* this rank's host has more ranks (of this job) than CPUs */
+    int single_copy_forced; /* init's cost model: every request may go by single copy */
+    int host_crowded;       /* this rank's host has more ranks (of this job) than CPUs */
     /* the host's CPUs when every rank is on this host and they are fewer than the ranks (the
      * cost model then stretches the rounds that keep more ranks busy); 0 otherwise */
     unsigned crowd_cpus;

@@ -395,15 +395,24 @@ else
 fi
 
 # auto's single copy (UCOLL_SINGLE_COPY_MIN unset): on only where no host has more ranks than
-# CPUs, for messages of 64 KiB to 1 MiB of the algorithms that send their input
-# (recursive-doubling allreduce, not rhrd), so the reads happen exactly in the first launch
+# CPUs, for messages of 64 KiB to 512 KiB of the algorithms that send their input (binomial
+# reduce, not the allreduces), and init's cost model then measures its path (said once by
+# rank 0 under UCOLL_PRINT_COST)
 cpus=$(nproc)
 sc_auto() {
-    local name=$1 np=$2 want=$3 coll=$4
+    local name=$1 np=$2 want=$3 coll=$4 log said on=0
     shift 4
-    run_job "$name" "$np" 300 "UCOLL_TEST_SHM_COUNTS=1" tests/mp/mp_test --expect-size "$np" \
-        --colls "$coll" --combos int32-sum "$@"
+    run_job "$name" "$np" 300 "UCOLL_TEST_SHM_COUNTS=1 UCOLL_PRINT_COST=1" tests/mp/mp_test \
+        --expect-size "$np" --colls "$coll" --combos int32-sum "$@"
     sc_reads_check "$name" "$np" "$want"
+    [ "$cpus" -lt "$np" ] || on=1
+    log="$LOGDIR/$(echo "$name" | tr -c 'A-Za-z0-9=.,_-' '_').log"
+    said=$(grep -cE '^ucoll: cost model: single copy of 65536 to 524288 B .* beta [0-9.]+ ns/B \(measured\)' "$log")
+    if grep -q '^ucoll: cost model on [0-9]* ranks' "$log" && [ "$said" = "$on" ]; then
+        pass "$name: the cost model priced single copy's measured path $on times"
+    else
+        fail "$name: the cost model priced single copy's measured path $said times (want $on)" "$log"
+    fi
 }
 # auto: 64 KiB to 512 KiB, the binomial reduce (its messages are the sender's input), not the
 # recursive-doubling allreduce (measured slower by single copy), not rhrd, not 1 MiB

@@ -283,10 +283,14 @@ static const char *auto_exscan_fixed(int p, double bytes, const cost_params_t *c
     return names[best];
 }
 
-const char *cost_auto_exscan_elems(int p, size_t count, size_t elem_size, const cost_params_t *cost,
-                                   sched_figures_t *fig)
+const char *cost_auto_exscan_elems(int p, size_t count, size_t elem_size,
+                                   const cost_params_t *params, sched_figures_t *fig)
 {
     const double bytes = (double)count * (double)elem_size;
+    /* every exscan algorithm sends its input (registry.c): single copy prices them alike */
+    cost_params_t with_input = *params;
+    with_input.sends_input = 1;
+    const cost_params_t *cost = &with_input;
     sched_figures_t best;
     const char *name = auto_exscan_fixed(p, bytes, cost, &best);
     /* then the pipeline and the tree, each with the k it would run with for this vector

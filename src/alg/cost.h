@@ -32,16 +32,36 @@ typedef struct {
      * single copy): a round in which a process sends and receives costs it both copies, so
      * the bandwidth term takes cpu_volume instead of volume (vector collectives) */
     int duplex_copies;
+    /* single copy on one host (sc_beta_ns > 0: measured at init under UCOLL_SINGLE_COPY_MIN=
+     * auto): a message of sc_min..sc_max bytes of an algorithm that sends its input
+     * (ALG_SENDS_INPUT) is read by its receiver alone, priced sc_alpha_us + bytes * sc_beta_ns
+     * and copied by one CPU only. sends_input: the algorithm being priced is one of those (set
+     * by the caller on its copy of the parameters) */
+    size_t sc_min, sc_max;
+    double sc_alpha_us, sc_beta_ns;
+    int sends_input;
 } cost_params_t;
 
 /* one path for every message, every rank with a CPU of its own */
 #define COST_PARAMS(alpha, beta, gamma)                                                            \
     ((cost_params_t){.alpha_us = (alpha), .beta_ns = (beta), .gamma_ns = (gamma)})
 
+/* 1 if a message of msg_bytes of the algorithm c prices goes by single copy */
+static inline int cost_single_copy(const cost_params_t *c, double msg_bytes)
+{
+    return c->sends_input && c->sc_beta_ns > 0 && msg_bytes >= (double)c->sc_min &&
+           (c->sc_max == 0 || msg_bytes <= (double)c->sc_max);
+}
+
 /* alpha and beta of the path a message of msg_bytes takes */
 static inline void cost_path(const cost_params_t *c, double msg_bytes, double *alpha_us,
                              double *beta_ns)
 {
+    if (cost_single_copy(c, msg_bytes)) {
+        *alpha_us = c->sc_alpha_us;
+        *beta_ns = c->sc_beta_ns;
+        return;
+    }
     const int big = c->small_max > 0 && msg_bytes > (double)c->small_max;
     *alpha_us = big ? c->big_alpha_us : c->alpha_us;
     *beta_ns = big ? c->big_beta_ns : c->beta_ns;

@@ -233,11 +233,15 @@ double cost_vector_predict_us(const vector_figures_t *f, size_t count, size_t el
     const double unit = (double)((count + f->den - 1) / f->den) * (double)elem_size;
     /* the path of the rounds' average message */
     double alpha, beta;
-    cost_path(cost, f->rounds > 0 ? (double)f->volume * unit / f->rounds : 0, &alpha, &beta);
+    const double msg = f->rounds > 0 ? (double)f->volume * unit / f->rounds : 0;
+    cost_path(cost, msg, &alpha, &beta);
     const double crowd = cost->crowd_cpus > 0 && f->msgs > cost->crowd_cpus
                              ? (double)f->msgs / cost->crowd_cpus
                              : 1.0;
-    const uint64_t volume = cost->duplex_copies ? f->cpu_volume : f->volume;
+    /* by single copy only the receiver copies: a process that sends and receives in a round
+     * copies its receive alone */
+    const uint64_t volume =
+        cost->duplex_copies && !cost_single_copy(cost, msg) ? f->cpu_volume : f->volume;
     return crowd * (f->rounds * alpha + (double)volume * unit * beta * 1e-3 +
                     (double)(f->path + f->copies) * unit * cost->gamma_ns * 1e-3);
 }
@@ -302,7 +306,9 @@ const char *cost_auto_vector(ucoll_coll_t coll, int p, size_t count, size_t elem
          * where the root costs a round */
         if (cost_vector_figures_param(alg, param, p, count, 0, commutative, &f) != 0)
             continue;
-        const double t = cost_vector_predict_us(&f, count, elem_size, cost);
+        cost_params_t c = *cost;
+        c.sends_input = (alg->flags & ALG_SENDS_INPUT) != 0;
+        const double t = cost_vector_predict_us(&f, count, elem_size, &c);
         if (best == NULL || t < best_t * (1 - 1e-12)) { /* strictly cheaper, robust to rounding */
             best = names[i];
             best_t = t;

@@ -382,6 +382,82 @@ START_TEST(test_prediction_formula)
 }
 END_TEST
 
+/* single copy (measured at init under auto): a message of sc_min..sc_max bytes of an
+ * algorithm that sends its input takes its own alpha and beta, and only its receiver copies
+ * it (volume, not cpu_volume, on one host) */
+START_TEST(test_single_copy_formula)
+{
+    /* test_prediction_formula's g: 3 rounds, units of 24 bytes, the average message 40 B */
+    const vector_figures_t g = {
+        .rounds = 3, .den = 4, .volume = 5, .cpu_volume = 8, .ops = 2, .path = 3, .copies = 4};
+    cost_params_t c = COST_PARAMS(2.0, 0.5, 0.25);
+    c.small_max = 32;
+    c.big_alpha_us = 10;
+    c.big_beta_ns = 0.1;
+    c.duplex_copies = 1;
+    /* UCX: 3*10 + 8*24*0.1e-3 + 7*24*0.25e-3 = 30.0612 */
+    ck_assert_double_eq_tol(cost_vector_predict_us(&g, 10, 8, &c), 30.0612, 1e-9);
+    c.sc_min = 32;
+    c.sc_max = 64;
+    c.sc_alpha_us = 3;
+    c.sc_beta_ns = 0.05;
+    /* not an algorithm that sends its input: UCX's path still */
+    ck_assert_double_eq_tol(cost_vector_predict_us(&g, 10, 8, &c), 30.0612, 1e-9);
+    /* single copy: 3*3 + 5*24*0.05e-3 + 7*24*0.25e-3 = 9.048 */
+    c.sends_input = 1;
+    ck_assert_double_eq_tol(cost_vector_predict_us(&g, 10, 8, &c), 9.048, 1e-9);
+    c.sc_max = 0; /* no bound */
+    ck_assert_double_eq_tol(cost_vector_predict_us(&g, 10, 8, &c), 9.048, 1e-9);
+    c.sc_max = 39; /* the 40 B message is above the bound */
+    ck_assert_double_eq_tol(cost_vector_predict_us(&g, 10, 8, &c), 30.0612, 1e-9);
+    c.sc_max = 64;
+    c.sc_min = 41; /* below the minimum */
+    ck_assert_double_eq_tol(cost_vector_predict_us(&g, 10, 8, &c), 30.0612, 1e-9);
+    c.sc_min = 32;
+    c.sc_beta_ns = 0; /* not measured */
+    ck_assert_double_eq_tol(cost_vector_predict_us(&g, 10, 8, &c), 30.0612, 1e-9);
+}
+END_TEST
+
+/* p = 2 on one host, 64 KiB (the rings to 4 KiB, UCX alpha 1.4 us and beta 0.075 ns/B, gamma
+ * 0.03): binomial reduce by two copies 1.4 + 4.92 + 1.97 = 8.29 us against rhrd's 2.8 + 9.83
+ * (2 L of CPU volume) + 0.98 = 13.61. Single copy measured slow (alpha 10, beta 0.2: binomial
+ * 10 + 13.11 + 1.97 = 25.08) hands the reduce to rhrd; measured fast (3.4 us, 0.035 ns/B:
+ * 7.66) keeps binomial. Allreduce, whose algorithms do not use it, chooses alike either way */
+START_TEST(test_single_copy_choice)
+{
+    const size_t m = 65536;
+    cost_params_t c = COST_PARAMS(0.4, 0.2, 0.03);
+    c.small_max = 4096;
+    c.big_alpha_us = 1.4;
+    c.big_beta_ns = 0.075;
+    c.duplex_copies = 1;
+    ck_assert_str_eq(cost_select_elems(UCOLL_COLL_REDUCE, 2, m, 1, 1, &c, 0, 0), "binomial");
+    const char *allreduce = cost_select_elems(UCOLL_COLL_ALLREDUCE, 2, m, 1, 1, &c, 0, 0);
+    c.sc_min = 65536;
+    c.sc_max = 524288;
+    c.sc_alpha_us = 10;
+    c.sc_beta_ns = 0.2;
+    ck_assert_str_eq(cost_select_elems(UCOLL_COLL_REDUCE, 2, m, 1, 1, &c, 0, 0), "rhrd");
+    ck_assert_str_eq(cost_select_elems(UCOLL_COLL_ALLREDUCE, 2, m, 1, 1, &c, 0, 0), allreduce);
+    /* outside the window (1 MiB) single copy's price does not apply */
+    ck_assert_str_eq(cost_select_elems(UCOLL_COLL_REDUCE, 2, 16 * m, 1, 1, &c, 0, 0),
+                     cost_select_elems(UCOLL_COLL_REDUCE, 2, 16 * m, 1, 1,
+                                       &(cost_params_t){.alpha_us = 0.4,
+                                                        .beta_ns = 0.2,
+                                                        .gamma_ns = 0.03,
+                                                        .small_max = 4096,
+                                                        .big_alpha_us = 1.4,
+                                                        .big_beta_ns = 0.075,
+                                                        .duplex_copies = 1},
+                                       0, 0));
+    c.sc_alpha_us = 3.4;
+    c.sc_beta_ns = 0.035;
+    ck_assert_str_eq(cost_select_elems(UCOLL_COLL_REDUCE, 2, m, 1, 1, &c, 0, 0), "binomial");
+    ck_assert_str_eq(cost_select_elems(UCOLL_COLL_ALLREDUCE, 2, m, 1, 1, &c, 0, 0), allreduce);
+}
+END_TEST
+
 static const char *pick(ucoll_coll_t coll, int p, size_t count, size_t elem, int comm)
 {
     const cost_params_t dflt =
@@ -535,6 +611,8 @@ int main(void)
     tcase_add_test(tc, test_crowded_host_choice);
     tcase_add_test(tc, test_tiny_vectors);
     tcase_add_test(tc, test_round_field);
+    tcase_add_test(tc, test_single_copy_formula);
+    tcase_add_test(tc, test_single_copy_choice);
     tcase_add_test(tc, test_path);
     tcase_add_test(tc, test_sweep_small);
     suite_add_tcase(s, tc);
