@@ -82,12 +82,14 @@ static int ring_take(ring_t *r, float *dst, const float *own, size_t n)
 }
 
 /* streams `bytes` of src out through `out` while taking as many from `in` into dst (reduced
- * with own when own != NULL) */
+ * with own when own != NULL); exits after 10 s without progress (the peer died) */
 static void exchange(ring_t *out, const char *src, ring_t *in, char *dst, const char *own,
                      size_t bytes)
 {
-    size_t sent = 0, got = 0;
+    size_t sent = 0, got = 0, idle = 0;
+    double idle_since = 0;
     while (sent < bytes || got < bytes) {
+        const size_t before = sent + got;
         const size_t s = bytes - sent < chunk_bytes ? bytes - sent : chunk_bytes;
         const size_t g = bytes - got < chunk_bytes ? bytes - got : chunk_bytes;
         if (sent < bytes && ring_put(out, src + sent, s))
@@ -95,6 +97,16 @@ static void exchange(ring_t *out, const char *src, ring_t *in, char *dst, const 
         if (got < bytes &&
             ring_take(in, (float *)(dst + got), own != NULL ? (const float *)(own + got) : NULL, g))
             got += g;
+        if (sent + got != before) {
+            idle = 0;
+        } else if (++idle % 1000000 == 0) { /* the clock only now and then */
+            if (idle == 1000000) {
+                idle_since = now_s();
+            } else if (now_s() - idle_since > 10) {
+                fprintf(stderr, "two_copy_ceiling: no progress for 10 s: the peer is gone\n");
+                exit(1);
+            }
+        }
     }
 }
 
@@ -134,6 +146,13 @@ int main(int argc, char **argv)
         perror("mmap");
         return 1;
     }
+    const size_t n = bytes / sizeof(float), half = bytes / 2;
+    float *input = malloc(bytes), *output = malloc(bytes);
+    char *copy_src = malloc(bytes), *copy_dst = malloc(bytes);
+    if (input == NULL || output == NULL || copy_src == NULL || copy_dst == NULL) {
+        perror("malloc");
+        return 1;
+    }
     const pid_t child = fork();
     if (child < 0) {
         perror("fork");
@@ -150,13 +169,6 @@ int main(int argc, char **argv)
                   shared + (size_t)me * ring_bytes + sizeof(ring_ctl_t), 0};
     ring_t in = {(ring_ctl_t *)(shared + (size_t)(1 - me) * ring_bytes),
                  shared + (size_t)(1 - me) * ring_bytes + sizeof(ring_ctl_t), 0};
-    const size_t n = bytes / sizeof(float), half = bytes / 2;
-    float *input = malloc(bytes), *output = malloc(bytes);
-    char *copy_src = malloc(bytes), *copy_dst = malloc(bytes);
-    if (input == NULL || output == NULL || copy_src == NULL || copy_dst == NULL) {
-        perror("malloc");
-        return 1;
-    }
     for (size_t i = 0; i < n; i++)
         input[i] = (float)((me + i) % 7);
     memset(output, 0, bytes);

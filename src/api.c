@@ -510,8 +510,9 @@ static ucoll_status_t finalize_locked(ucoll_comm_t *world)
         fprintf(stderr,
                 "ucoll: rank %d shm sent %llu received %llu unexpected %llu copies_sent %llu "
                 "copies_read %llu\n",
-                ctx->bs->rank, ts.shm_sent, ts.shm_received, ts.shm_unexpected, ts.copies_sent,
-                ts.copies_read);
+                ctx->bs->rank, ts.shm_sent, ts.shm_received, ts.shm_unexpected,
+                ts.copies_sent - ctx->measure_copies_sent,
+                ts.copies_read - ctx->measure_copies_read);
     tp_destroy(ctx->tp);
     shrink_free_all(ctx); /* (UCX may read an abandoned send's buffer until tp_destroy) */
     ctx->bs->finalize(ctx->bs);

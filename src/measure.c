@@ -109,14 +109,6 @@ static double time_op(ucoll_op_t op, ucoll_dtype_t dtype, const void *in, void *
 
 enum { BIG_BYTES = 256 * 1024, MID_BYTES = 64 * 1024 };
 
-/* every rank on this host, the rings carrying messages up to ring_max: mine[0..3] = the rings'
- * alpha and beta, UCX's alpha and beta (intercept and slope of 64 KiB and 256 KiB), each from
- * one message's time.
- * A chain of small bcasts waits for one message a bcast. A chain of large ones is bound by the
- * CPUs instead once a bcast's copies outweigh one message: its p - 1 messages are 2 (p - 1)
- * copies (UCX's copy in and copy out, which one message overlaps on two CPUs) over min(p, CPUs)
- * CPUs, so a large message is the chain's time over max(1, 2 (p - 1) / min(p, CPUs)): at 3
- * ranks on 2 CPUs a chained 64 KiB bcast took twice a 64 KiB bcast alone */
 /* intercept and slope (us, ns/B) of chains of MID_BYTES and BIG_BYTES bcasts whose `copies`
  * copies per bcast share the host's CPUs (see measure_one_host) */
 static void time_big_path(ucoll_comm_t *world, void *root_buf, void *buf, double copies,
@@ -129,6 +121,14 @@ static void time_big_path(ucoll_comm_t *world, void *root_buf, void *buf, double
     *alpha_us = t_mid * 1e6 / share - (double)MID_BYTES * (*beta_ns > 0 ? *beta_ns : 0) * 1e-3;
 }
 
+/* every rank on this host, the rings carrying messages up to ring_max: mine[0..5] = the rings'
+ * alpha and beta, UCX's alpha and beta (intercept and slope of 64 KiB and 256 KiB), single
+ * copy's alpha and beta (under auto; else left 0), each from one message's time.
+ * A chain of small bcasts waits for one message a bcast. A chain of large ones is bound by the
+ * CPUs instead once a bcast's copies outweigh one message: its p - 1 messages are 2 (p - 1)
+ * copies (UCX's copy in and copy out, which one message overlaps on two CPUs) over min(p, CPUs)
+ * CPUs, so a large message is the chain's time over max(1, 2 (p - 1) / min(p, CPUs)): at 3
+ * ranks on 2 CPUs a chained 64 KiB bcast took twice a 64 KiB bcast alone */
 static ucoll_status_t measure_one_host(ucoll_ctx_t *ctx, size_t ring_max, double *mine)
 {
     ucoll_comm_t *world = ctx->world;
@@ -149,11 +149,22 @@ static ucoll_status_t measure_one_host(ucoll_ctx_t *ctx, size_t ring_max, double
      * send their input: bcasts with single copy allowed whose roots send from a buffer of
      * their own, not the one the last bcast wrote (a read of data the peer has just written
      * measured slower). A stated UCOLL_SINGLE_COPY_MIN sends the bcasts above by single copy
-     * already */
-    if (ctx->single_copy_on && ctx->cfg.single_copy_auto) {
+     * already. Only where both sizes take single copy whole: segments of at least its
+     * minimum, messages within its maximum (else the line would mix the two paths) */
+    const ucoll_config_t *cfg = &ctx->cfg;
+    if (ctx->single_copy_on && cfg->single_copy_auto &&
+        (cfg->segment_size == 0 || cfg->segment_size >= cfg->single_copy_min) &&
+        cfg->single_copy_min <= MID_BYTES &&
+        (cfg->single_copy_max == 0 || cfg->single_copy_max >= BIG_BYTES)) {
+        tp_stats_t before, after;
+        tp_get_stats(ctx->tp, &before);
         ctx->single_copy_forced = 1;
         time_big_path(world, input, buf, links, &mine[4], &mine[5]);
         ctx->single_copy_forced = 0;
+        /* not the application's reads (UCOLL_TEST_SHM_COUNTS) */
+        tp_get_stats(ctx->tp, &after);
+        ctx->measure_copies_sent = after.copies_sent - before.copies_sent;
+        ctx->measure_copies_read = after.copies_read - before.copies_read;
     }
     free(buf);
     return UCOLL_OK;
@@ -190,7 +201,8 @@ ucoll_status_t measure_cost_model(ucoll_ctx_t *ctx)
     ucoll_comm_t *world = ctx->world;
     const ucoll_config_t *cfg = &ctx->cfg;
     const int measure_net = world->size > 1 && (cfg->alpha_us < 0 || cfg->beta_ns < 0);
-    /* mine[0..3]: alpha, beta, the big path's alpha and beta; then gamma[op][dtype] */
+    /* mine[0..5]: alpha, beta, the big path's and single copy's alpha and beta; then
+     * gamma[op][dtype] */
     double mine[NET_WORDS + UCOLL_NOPS * UCOLL_NDTYPES],
         agreed[NET_WORDS + UCOLL_NOPS * UCOLL_NDTYPES];
     double *gamma = &mine[NET_WORDS];

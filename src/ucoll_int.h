@@ -200,7 +200,9 @@ struct ucoll_ctx {
     /* single copy is on for every rank, as agree_settings found (the same on all ranks) */
     int single_copy_on;
     int single_copy_forced; /* init's cost model: every request may go by single copy */
-    int host_crowded;       /* this rank's host has more ranks (of this job) than CPUs */
+    /* single-copy descriptors init's cost model sent and read (left out of test counts) */
+    unsigned long long measure_copies_sent, measure_copies_read;
+    int host_crowded; /* this rank's host has more ranks (of this job) than CPUs */
     /* the host's CPUs when every rank is on this host and they are fewer than the ranks (the
      * cost model then stretches the rounds that keep more ranks busy); 0 otherwise */
     unsigned crowd_cpus;

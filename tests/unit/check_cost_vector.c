@@ -408,6 +408,9 @@ START_TEST(test_single_copy_formula)
     ck_assert_double_eq_tol(cost_vector_predict_us(&g, 10, 8, &c), 9.048, 1e-9);
     c.sc_max = 0; /* no bound */
     ck_assert_double_eq_tol(cost_vector_predict_us(&g, 10, 8, &c), 9.048, 1e-9);
+    c.sc_min = c.sc_max = 40; /* both bounds belong to the window */
+    ck_assert_double_eq_tol(cost_vector_predict_us(&g, 10, 8, &c), 9.048, 1e-9);
+    c.sc_min = 32;
     c.sc_max = 39; /* the 40 B message is above the bound */
     ck_assert_double_eq_tol(cost_vector_predict_us(&g, 10, 8, &c), 30.0612, 1e-9);
     c.sc_max = 64;
@@ -419,41 +422,35 @@ START_TEST(test_single_copy_formula)
 }
 END_TEST
 
-/* p = 2 on one host, 64 KiB (the rings to 4 KiB, UCX alpha 1.4 us and beta 0.075 ns/B, gamma
- * 0.03): binomial reduce by two copies 1.4 + 4.92 + 1.97 = 8.29 us against rhrd's 2.8 + 9.83
- * (2 L of CPU volume) + 0.98 = 13.61. Single copy measured slow (alpha 10, beta 0.2: binomial
- * 10 + 13.11 + 1.97 = 25.08) hands the reduce to rhrd; measured fast (3.4 us, 0.035 ns/B:
- * 7.66) keeps binomial. Allreduce, whose algorithms do not use it, chooses alike either way */
+/* p = 2 on one host, 64 KiB = L (the rings to 4 KiB, UCX alpha 1.4 us and beta 0.075 ns/B, a
+ * costly (+) of gamma 0.2): binomial reduce by two copies 1.4 + L*0.075 (its CPU volume, L)
+ * + L*0.2 = 1.4 + 4.915 + 13.107 = 19.42 us; rhrd 2*1.4 + 1.5 L*0.075 (CPU volume: two halves
+ * in, one out) + L/2*0.2 = 2.8 + 7.373 + 6.554 = 16.73: rhrd. Single copy measured fast (alpha
+ * 1, beta 0.01) prices binomial 1 + 0.655 + 13.107 = 14.76: binomial; measured slow (alpha 10,
+ * beta 0.2) 10 + 13.107 + 13.107 = 36.21: rhrd. At 1 MiB, outside the window, as without it.
+ * Allreduce, whose algorithms do not send their input, chooses alike in every case */
 START_TEST(test_single_copy_choice)
 {
     const size_t m = 65536;
-    cost_params_t c = COST_PARAMS(0.4, 0.2, 0.03);
+    cost_params_t c = COST_PARAMS(0.4, 0.2, 0.2);
     c.small_max = 4096;
     c.big_alpha_us = 1.4;
     c.big_beta_ns = 0.075;
     c.duplex_copies = 1;
-    ck_assert_str_eq(cost_select_elems(UCOLL_COLL_REDUCE, 2, m, 1, 1, &c, 0, 0), "binomial");
+    const cost_params_t two_copies = c;
+    ck_assert_str_eq(cost_select_elems(UCOLL_COLL_REDUCE, 2, m, 1, 1, &c, 0, 0), "rhrd");
     const char *allreduce = cost_select_elems(UCOLL_COLL_ALLREDUCE, 2, m, 1, 1, &c, 0, 0);
     c.sc_min = 65536;
     c.sc_max = 524288;
+    c.sc_alpha_us = 1;
+    c.sc_beta_ns = 0.01;
+    ck_assert_str_eq(cost_select_elems(UCOLL_COLL_REDUCE, 2, m, 1, 1, &c, 0, 0), "binomial");
+    ck_assert_str_eq(cost_select_elems(UCOLL_COLL_ALLREDUCE, 2, m, 1, 1, &c, 0, 0), allreduce);
+    ck_assert_str_eq(cost_select_elems(UCOLL_COLL_REDUCE, 2, 16 * m, 1, 1, &c, 0, 0),
+                     cost_select_elems(UCOLL_COLL_REDUCE, 2, 16 * m, 1, 1, &two_copies, 0, 0));
     c.sc_alpha_us = 10;
     c.sc_beta_ns = 0.2;
     ck_assert_str_eq(cost_select_elems(UCOLL_COLL_REDUCE, 2, m, 1, 1, &c, 0, 0), "rhrd");
-    ck_assert_str_eq(cost_select_elems(UCOLL_COLL_ALLREDUCE, 2, m, 1, 1, &c, 0, 0), allreduce);
-    /* outside the window (1 MiB) single copy's price does not apply */
-    ck_assert_str_eq(cost_select_elems(UCOLL_COLL_REDUCE, 2, 16 * m, 1, 1, &c, 0, 0),
-                     cost_select_elems(UCOLL_COLL_REDUCE, 2, 16 * m, 1, 1,
-                                       &(cost_params_t){.alpha_us = 0.4,
-                                                        .beta_ns = 0.2,
-                                                        .gamma_ns = 0.03,
-                                                        .small_max = 4096,
-                                                        .big_alpha_us = 1.4,
-                                                        .big_beta_ns = 0.075,
-                                                        .duplex_copies = 1},
-                                       0, 0));
-    c.sc_alpha_us = 3.4;
-    c.sc_beta_ns = 0.035;
-    ck_assert_str_eq(cost_select_elems(UCOLL_COLL_REDUCE, 2, m, 1, 1, &c, 0, 0), "binomial");
     ck_assert_str_eq(cost_select_elems(UCOLL_COLL_ALLREDUCE, 2, m, 1, 1, &c, 0, 0), allreduce);
 }
 END_TEST
