@@ -65,8 +65,7 @@ static const alg_desc_t reduce_algs[] = {
 
 static const alg_desc_t allreduce_algs[] = {
     {UCOLL_COLL_ALLREDUCE, "recursive-doubling", allreduce_recursive_doubling_build, 0,
-     ALG_ORDER_PRESERVING,
-     "butterfly on N=2^floor(log2 p), extra ranks folded in and out"},
+     ALG_ORDER_PRESERVING, "butterfly on N=2^floor(log2 p), extra ranks folded in and out"},
     {UCOLL_COLL_ALLREDUCE, "rhrd", allreduce_rhrd_build, 0, 0,
      "Rabenseifner; half-vector method for p != 2^k: (1 + 2(N-1)/N) m bytes, commutative"},
     {UCOLL_COLL_ALLREDUCE, "rhrd-classic", allreduce_rhrd_classic_build, 0, 0,
