@@ -108,6 +108,8 @@ static double time_op(ucoll_op_t op, ucoll_dtype_t dtype, const void *in, void *
 }
 
 enum { BIG_BYTES = 256 * 1024, MID_BYTES = 64 * 1024 };
+_Static_assert(UCOLL_SINGLE_COPY_AUTO_MIN <= MID_BYTES,
+               "under auto both chained sizes reach single copy's minimum");
 
 /* intercept and slope (us, ns/B) of chains of MID_BYTES and BIG_BYTES bcasts whose `copies`
  * copies per bcast share the host's CPUs (see measure_one_host) */
@@ -154,7 +156,6 @@ static ucoll_status_t measure_one_host(ucoll_ctx_t *ctx, size_t ring_max, double
     const ucoll_config_t *cfg = &ctx->cfg;
     if (ctx->single_copy_on && cfg->single_copy_auto &&
         (cfg->segment_size == 0 || cfg->segment_size >= cfg->single_copy_min) &&
-        cfg->single_copy_min <= MID_BYTES &&
         (cfg->single_copy_max == 0 || cfg->single_copy_max >= BIG_BYTES)) {
         tp_stats_t before, after;
         tp_get_stats(ctx->tp, &before);

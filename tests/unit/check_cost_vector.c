@@ -346,6 +346,11 @@ START_TEST(test_candidates_are_the_registry)
     size_t n;
     ck_assert_ptr_null(cost_vector_candidates(UCOLL_COLL_EXSCAN, &n));
     ck_assert_uint_eq(n, 0);
+    /* exscan's auto prices every candidate as sending its input (cost_auto_exscan_elems) */
+    const alg_desc_t *exscan = alg_list(UCOLL_COLL_EXSCAN, &n);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_msg(exscan[i].flags & ALG_SENDS_INPUT, "exscan %s does not send its input",
+                      exscan[i].name);
 }
 END_TEST
 
