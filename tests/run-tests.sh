@@ -367,17 +367,22 @@ run_job "thread_test np=2 UCOLL_SINGLE_COPY_MIN=4097" 2 120 \
     "UCOLL_SINGLE_COPY_MIN=4097 UCOLL_TEST_SHM_COUNTS=1 UCOLL_PRINT_COST=1" tests/mp/thread_test \
     --expect-size 2
 sc_reads_check "thread_test np=2 UCOLL_SINGLE_COPY_MIN=4097" 2 some
-# cost_model_duplex_check NAME WANT: the cost model priced both copies of a rank's exchange
-# (one host, with single copy or not) WANT (0 or 1) times, rank 0 having printed the model
-cost_model_duplex_check() {
-    local name=$1 want=$2 log said
+# cost_model_said NAME WHAT WANT PATTERN: rank 0 printed the cost model (UCOLL_PRINT_COST) in
+# launch NAME's log, with WANT lines matching the extended regex PATTERN (WHAT names them)
+cost_model_said() {
+    local name=$1 what=$2 want=$3 pattern=$4 log said
     log="$LOGDIR/$(echo "$name" | tr -c 'A-Za-z0-9=.,_-' '_').log"
-    said=$(grep -c 'priced both copies (CPU volume)' "$log")
+    said=$(grep -cE "$pattern" "$log")
     if grep -q '^ucoll: cost model on [0-9]* ranks' "$log" && [ "$said" = "$want" ]; then
-        pass "$name: the cost model's CPU volume said $want times"
+        pass "$name: $what $want times"
     else
-        fail "$name: the cost model's CPU volume said $said times (want $want)" "$log"
+        fail "$name: $what $said times (want $want)" "$log"
     fi
+}
+# cost_model_duplex_check NAME WANT: the cost model priced both copies of a rank's exchange
+# (one host, with single copy or not) WANT (0 or 1) times
+cost_model_duplex_check() {
+    cost_model_said "$1" "the cost model's CPU volume said" "$2" 'priced both copies \(CPU volume\)'
 }
 cost_model_duplex_check "thread_test np=2 UCOLL_SINGLE_COPY_MIN=4097" 1
 nocma="mp_test np=3, rank 1 refuses process_vm_readv"
@@ -400,19 +405,14 @@ fi
 # rank 0 under UCOLL_PRINT_COST)
 cpus=$(nproc)
 sc_auto() {
-    local name=$1 np=$2 want=$3 coll=$4 log said on=0
+    local name=$1 np=$2 want=$3 coll=$4 on=0
     shift 4
     run_job "$name" "$np" 300 "UCOLL_TEST_SHM_COUNTS=1 UCOLL_PRINT_COST=1" tests/mp/mp_test \
         --expect-size "$np" --colls "$coll" --combos int32-sum "$@"
     sc_reads_check "$name" "$np" "$want"
     [ "$cpus" -lt "$np" ] || on=1
-    log="$LOGDIR/$(echo "$name" | tr -c 'A-Za-z0-9=.,_-' '_').log"
-    said=$(grep -cE '^ucoll: cost model: single copy of 65536 to 524288 B .* beta [0-9.]+ ns/B \(measured\)' "$log")
-    if grep -q '^ucoll: cost model on [0-9]* ranks' "$log" && [ "$said" = "$on" ]; then
-        pass "$name: the cost model priced single copy's measured path $on times"
-    else
-        fail "$name: the cost model priced single copy's measured path $said times (want $on)" "$log"
-    fi
+    cost_model_said "$name" "the cost model priced single copy's measured path" "$on" \
+        '^ucoll: cost model: single copy of 65536 to 524288 B .* beta [0-9.]+ ns/B \(measured\)'
 }
 # auto: 64 KiB to 512 KiB, the binomial reduce (its messages are the sender's input), not the
 # recursive-doubling allreduce (measured slower by single copy), not rhrd, not 1 MiB
