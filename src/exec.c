@@ -156,7 +156,7 @@ void exec_abort(ucoll_request_t *req, ucoll_status_t status)
         finish(req, status);
 }
 
-static size_t segment_elems(const ucoll_request_t *req, size_t count);
+static size_t segment_elems(const ucoll_request_t *req, int peer, size_t count);
 static size_t segments(size_t count, size_t seg);
 static ucoll_status_t reserve_ops(ucoll_request_t *req, size_t n);
 
@@ -204,8 +204,10 @@ ucoll_status_t exec_prepare(ucoll_request_t *req)
         const sched_step_t *step = &req->sched.steps[i];
         if (step->kind != SCHED_XCHG)
             continue;
-        size_t n = segments(step->send.count, segment_elems(req, step->send.count));
-        size_t m = segments(step->recv.count, segment_elems(req, step->recv.count));
+        size_t n =
+            segments(step->send.count, segment_elems(req, step->send_peer, step->send.count));
+        size_t m =
+            segments(step->recv.count, segment_elems(req, step->recv_peer, step->recv.count));
         most = n > most ? n : most;
         most = m > most ? m : most;
     }
@@ -345,15 +347,24 @@ ucoll_status_t exec_start(ucoll_request_t *req)
     return UCOLL_OK;
 }
 
-/* elements per segment of a message of `count` elements: messages longer than
- * UCOLL_SEGMENT_SIZE travel as several tagged segments. Sender and receiver derive the same
- * split from the message length, so they agree without telling each other. */
-static size_t segment_elems(const ucoll_request_t *req, size_t count)
+static int may_copy_once(const ucoll_request_t *req, size_t count);
+
+/* elements per segment of a message of `count` elements to or from peer (of the comm; < 0:
+ * none): messages longer than UCOLL_SEGMENT_SIZE travel as several tagged segments. Sender and
+ * receiver derive the same split from the message length, so they agree without telling each
+ * other. A message that goes by single copy is one segment: each segment would cost a
+ * descriptor, an answer and a read that pins pages again, and its receiver, which does the
+ * copying, cannot overlap one segment's read with the next anyway. */
+static size_t segment_elems(const ucoll_request_t *req, int peer, size_t count)
 {
     const size_t max_bytes = req->comm->ctx->cfg.segment_size;
     /* agreements (req->internal) never segment: the segment size is among what they compare */
     if (max_bytes == 0 || count * req->elem_size <= max_bytes || req->internal)
         return count > 0 ? count : 1;
+    if (peer >= 0 && may_copy_once(req, count) &&
+        tp_single_copy_size(req->comm->ctx->tp, req->comm->world_rank[peer],
+                            count * req->elem_size))
+        return count;
     size_t seg = max_bytes / req->elem_size; /* < count: the message does not fit one */
     if (seg == 0)
         return count;
@@ -430,11 +441,11 @@ static ucoll_status_t post_round(ucoll_request_t *req, const sched_step_t *step)
     req->reduced = 0;
     req->fused = 0;
     if (step->recv_peer >= 0) {
-        rseg = segment_elems(req, step->recv.count);
+        rseg = segment_elems(req, step->recv_peer, step->recv.count);
         req->nrecv = segments(step->recv.count, rseg);
     }
     if (step->send_peer >= 0) {
-        sseg = segment_elems(req, step->send.count);
+        sseg = segment_elems(req, step->send_peer, step->send.count);
         req->nsend = segments(step->send.count, sseg);
     }
     ucoll_status_t st = reserve_ops(req, req->nrecv > req->nsend ? req->nrecv : req->nsend);

@@ -27,7 +27,7 @@
  * single copy for messages of AUTO_MIN to AUTO_MAX bytes, on where no host has more ranks than
  * CPUs */
 #define UCOLL_SINGLE_COPY_AUTO_MIN 65536
-#define UCOLL_SINGLE_COPY_AUTO_MAX 524288
+#define UCOLL_SINGLE_COPY_AUTO_MAX 4194304
 
 /* configuration read from UCOLL_* environment variables at init (config.c) */
 typedef struct {

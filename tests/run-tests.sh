@@ -400,7 +400,7 @@ else
 fi
 
 # auto's single copy (UCOLL_SINGLE_COPY_MIN unset): on only where no host has more ranks than
-# CPUs, for messages of 64 KiB to 512 KiB of the algorithms that send their input (binomial
+# CPUs, for messages of 64 KiB to 4 MiB of the algorithms that send their input (binomial
 # reduce, not the allreduces), and init's cost model then measures its path (said once by
 # rank 0 under UCOLL_PRINT_COST)
 cpus=$(nproc)
@@ -412,10 +412,10 @@ sc_auto() {
     sc_reads_check "$name" "$np" "$want"
     [ "$cpus" -lt "$np" ] || on=1
     cost_model_said "$name" "the cost model priced single copy's measured path" "$on" \
-        '^ucoll: cost model: single copy of 65536 to 524288 B .* beta [0-9.]+ ns/B \(measured\)'
+        '^ucoll: cost model: single copy of 65536 to 4194304 B .* beta [0-9.]+ ns/B \(measured\)'
 }
-# auto: 64 KiB to 512 KiB, the binomial reduce (its messages are the sender's input), not the
-# recursive-doubling allreduce (measured slower by single copy), not rhrd, not 1 MiB
+# auto: 64 KiB to 4 MiB, the binomial reduce (its messages are the sender's input), not the
+# recursive-doubling allreduce (measured slower by single copy), not rhrd, not 8 MiB
 want=none
 [ "$cpus" -lt 2 ] || want=some
 sc_auto "mp_test np=2 single copy auto: 64 KiB binomial reduce" 2 "$want" reduce \
@@ -426,8 +426,26 @@ sc_auto "mp_test np=2 single copy auto: 64 KiB recursive-doubling allreduce" 2 n
     --alg-list allreduce=recursive-doubling --counts 16384
 sc_auto "mp_test np=2 single copy auto: 512 KiB rhrd allreduce" 2 none allreduce \
     --alg-list allreduce=rhrd --counts 131072
-sc_auto "mp_test np=2 single copy auto: 1 MiB binomial reduce" 2 none reduce \
-    --alg-list reduce=binomial --counts 262144
+sc_auto "mp_test np=2 single copy auto: 4 MiB binomial reduce" 2 "$want" reduce \
+    --alg-list reduce=binomial --counts 1048576
+sc_auto "mp_test np=2 single copy auto: 8 MiB binomial reduce" 2 none reduce \
+    --alg-list reduce=binomial --counts 2097152
+# one read per message, however many segments of UCOLL_SEGMENT_SIZE (256 KiB) it spans: one
+# binomial reduce each of 512 KiB, 1, 2, 4 and 8 MiB at 2 ranks is 4 single-copy messages
+# from rank 1 to rank 0 (8 MiB is past auto's bound); split into segments they would be 30
+sc_once="ucoll_perf np=2 single copy auto: one read per message"
+if [ "$cpus" -ge 2 ]; then
+    run_job "$sc_once" 2 180 "UCOLL_TEST_SHM_COUNTS=1" ./ucoll_perf -c reduce -a binomial \
+        -d int32 -b 512K -e 8M -f 2 -n 1 -w 0
+    log="$LOGDIR/$(echo "$sc_once" | tr -c 'A-Za-z0-9=.,_-' '_').log"
+    got=$(grep -oE 'ucoll: rank [0-9]+ shm .* copies_sent [0-9]+ copies_read [0-9]+' "$log" |
+        awk '{ print $3, $(NF - 2), $NF }' | sort | tr '\n' ' ')
+    if [ "$got" = "0 0 4 1 4 0 " ]; then
+        pass "$sc_once: rank 0 read 4, rank 1 sent 4"
+    else
+        fail "$sc_once: rank, copies sent, copies read: '$got' (want '0 0 4 1 4 0 ')" "$log"
+    fi
+fi
 want=none
 [ "$cpus" -lt 3 ] || want=some
 sc_auto "mp_test np=3 single copy auto on $cpus CPUs: 64 KiB binomial reduce" 3 "$want" reduce \
