@@ -56,11 +56,11 @@ static const config_var_t vars[] = {
      "1: messages of at most 4096 bytes between ranks of one host go through ucoll's own "
      "shared-memory rings (with UCOLL_FAILURE_DETECTION=auto); 0: through UCX"},
     {"UCOLL_SINGLE_COPY_MIN", "auto",
-     "bytes: messages (segments) of at least this size between ranks of one host go by single "
+     "bytes: messages of at least this size between ranks of one host go by single "
      "copy (the receiver reads the sender's buffer with process_vm_readv) instead of UCX's two "
      "copies, if every rank may read its peers (else off, said once); 0 = off; auto = 65536 "
      "where no host has more ranks than CPUs, else off. Needs UCOLL_SHM=1. Equal on every rank"},
-    {"UCOLL_SINGLE_COPY_MAX", "524288 with UCOLL_SINGLE_COPY_MIN=auto, else 0",
+    {"UCOLL_SINGLE_COPY_MAX", "4194304 with UCOLL_SINGLE_COPY_MIN=auto, else 0",
      "bytes: the largest message (all its segments together) that goes by single copy; 0 = no "
      "bound. Equal on every rank"},
     {"UCOLL_STATS", "0",
