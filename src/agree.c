@@ -103,7 +103,7 @@ ucoll_status_t agree_settings(ucoll_ctx_t *ctx)
     v[n++] = cfg->single_copy_auto ? UINT64_MAX : cfg->single_copy_min;
     names[n] = "UCOLL_SINGLE_COPY_MAX", v[n++] = cfg->single_copy_max;
 
-    uint64_t mine[2 * N + 2], all[2 * N + 2];
+    uint64_t mine[2 * N + 3], all[2 * N + 3];
     for (size_t i = 0; i < n; i++)
         put_pair(mine, i, v[i]);
     /* single copy is used only where every rank may read its peers: the word is larger for
@@ -116,11 +116,15 @@ ucoll_status_t agree_settings(ucoll_ctx_t *ctx)
                           tp_single_copy_probe(why, sizeof(why)) != UCOLL_OK
                       ? (uint64_t)(world->size - world->rank)
                       : 0;
+    /* a rank with on-host peers but no rings cannot take single copy's descriptors, and would
+     * split a message its peers send whole (exec.c, segment_elems): off everywhere, silently
+     * (UCOLL_SHM=0 or UCOLL_FAILURE_DETECTION say so; a failed mapping said why) */
+    mine[2 * n + 2] = (cfg->single_copy_auto || cfg->single_copy_min > 0) && ctx->rings_missing;
     ucoll_request_t *r = calloc(1, sizeof(*r));
     if (r == NULL)
         return UCOLL_ERR_NO_MEMORY;
     sched_init(&r->sched);
-    agree_setup(r, world, mine, all, 2 * n + 2);
+    agree_setup(r, world, mine, all, 2 * n + 3);
     ucoll_status_t st = exec_start(r);
     if (st == UCOLL_OK)
         st = request_wait(r);
@@ -149,7 +153,8 @@ ucoll_status_t agree_settings(ucoll_ctx_t *ctx)
                     "ucoll: rank %d: single copy is off on every rank: %s (messages between ranks "
                     "of one host take UCX's two copies)\n",
                     world->rank, why);
-        ctx->single_copy_on = all[2 * n] == 0 && !crowded && cfg->single_copy_min > 0;
+        ctx->single_copy_on =
+            all[2 * n] == 0 && all[2 * n + 2] == 0 && !crowded && cfg->single_copy_min > 0;
         if (ctx->single_copy_on)
             tp_set_single_copy(ctx->tp, cfg->single_copy_min);
         else

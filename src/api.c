@@ -184,6 +184,7 @@ static ucoll_status_t init_common(bootstrap_t *bs, ucoll_thread_level_t level, u
     local_ranks = NULL;
     if (st != UCOLL_OK)
         goto fail;
+    ctx->rings_missing = nlocal > 1 && !tp_has_rings(ctx->tp);
 
     const void *addr;
     size_t addr_len;

@@ -450,6 +450,16 @@ want=none
 [ "$cpus" -lt 3 ] || want=some
 sc_auto "mp_test np=3 single copy auto on $cpus CPUs: 64 KiB binomial reduce" 3 "$want" reduce \
     --alg-list reduce=binomial --counts 16384
+# rings on one rank only (UCOLL_SHM=0 on rank 0, the cost model given so that init does not
+# measure): single copy must be off on every rank, or the two ends of a message split it
+# differently (a whole message against 256 KiB segments: UCOLL_ERR_TRUNCATED, or a hang)
+mixed="mp_test np=2, UCOLL_SHM=0 on rank 0 only"
+run_job "$mixed" 2 300 "UCOLL_ALPHA_US=1 UCOLL_BETA_NS_PER_BYTE=0.1 UCOLL_GAMMA_NS_PER_BYTE=0.05 \
+UCOLL_TEST_SHM_COUNTS=1 UCOLL_TIMEOUT=30" \
+    sh -c '[ "${OMPI_COMM_WORLD_RANK:-x}" != 0 ] || export UCOLL_SHM=0; exec "$@"' sh \
+    tests/mp/mp_test --expect-size 2 --colls reduce,exscan,scan --combos int32-sum \
+    --counts 16384,262144,1048576
+sc_reads_check "$mixed" 2 none
 
 # stats_test: each rank builds, with src/alg's builders, the schedules of the collectives it
 # ran (and finalize's barrier) and checks its UCOLL_STATS line against them: endpoints and PMIx

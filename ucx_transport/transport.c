@@ -750,6 +750,11 @@ void tp_set_single_copy(tp_ctx_t *tp, size_t min_bytes)
     tp->single_copy = shm_set_single_copy(tp->shm, min_bytes);
 }
 
+int tp_has_rings(const tp_ctx_t *tp)
+{
+    return tp->shm != NULL;
+}
+
 int tp_single_copy_size(const tp_ctx_t *tp, int peer, size_t len)
 {
     return tp->single_copy > 0 && len >= tp->single_copy && tp->peers[peer].on_host;

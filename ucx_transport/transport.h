@@ -108,10 +108,14 @@ ucoll_status_t tp_create(int rank, int nranks, const int *local_ranks, int nloca
  * by single copy (shm.h) from now on, where their send and receive allow it; every rank must
  * set the same before any such message. No effect without rings. */
 void tp_set_single_copy(tp_ctx_t *tp, size_t min_bytes);
+/* whether this rank has the on-host rings (tp_create made them: on-host peers, UCOLL_SHM=1,
+ * AUTO failure detection, and their segment mapped) */
+int tp_has_rings(const tp_ctx_t *tp);
 /* whether a message of len bytes to or from peer is one that single copy takes, where its send
  * and receive allow it: the peer shares this host by tp_create's account and len reaches
  * tp_set_single_copy's threshold. The same on both ends before either connects (the segments
- * of a message are split by it), even where the rings turn out not to reach the peer. */
+ * of a message are split by it), even where the rings turn out not to reach the peer, provided
+ * every rank with on-host peers set the same threshold (agree.c: one without rings vetoes). */
 int tp_single_copy_size(const tp_ctx_t *tp, int peer, size_t len);
 /* shm_single_copy_probe (shm.h): OK if this process may read its host's peers */
 ucoll_status_t tp_single_copy_probe(char *why, size_t why_len);
