@@ -61,7 +61,7 @@ static const config_var_t vars[] = {
      "copies, if every rank may read its peers (else off, said once); 0 = off; auto = 65536 "
      "where no host has more ranks than CPUs, else off. Needs UCOLL_SHM=1. Equal on every rank"},
     {"UCOLL_SINGLE_COPY_MAX", "4194304 with UCOLL_SINGLE_COPY_MIN=auto, else 0",
-     "bytes: the largest message (all its segments together) that goes by single copy; 0 = no "
+     "bytes: the largest message that goes by single copy (whole, not in segments); 0 = no "
      "bound. Equal on every rank"},
     {"UCOLL_STATS", "0",
      "1: ucoll_finalize prints one line per rank on stderr: endpoints created, peers' rings "
