@@ -86,7 +86,7 @@ typedef struct {
  * collective) lets the receiver out first and it waits that flight again, so in back-to-back
  * calls the one-way form costs the receiver about two flights to the exchange's one. Measured
  * on one host (README, "Algorithm choice"): up to 48 B (a message and the ring's 16-byte header
- * in one 64-byte line) the exchange was 1.01-1.24x faster in both of the VM's states; from 56 B
+ * in one 64-byte line) the exchange was 1.03-1.22x faster in both of the VM's states; from 56 B
  * its two lines each way made it up to 1.2x slower in one state (faster in the other) */
 #define COST_P2_EXCHANGE_MAX 48
 
