@@ -4,16 +4,14 @@
  * cost_select (alg/cost.h), a pure function of this call's collective, the comm's size, the
  * vector's count and element size, the op's commutativity, the cost parameters and the
  * UCOLL_*_RHRD_MIN overrides:
- *   exscan     at p = 2 and up to COST_P2_EXCHANGE_MAX bytes recursive-doubling (alg/cost.h says
- *              why), else the cost model over the candidates of cost_exscan_candidates():
+ *   exscan     the cost model over the candidates of cost_exscan_candidates():
  *              time = rounds*(alpha + m*beta) + path_ops*m*gamma, rounds and path_ops from
  *              each candidate's closed form; then `pipeline` with its k for this vector,
  *              whose messages and (+) steps are m/k (cost_auto_exscan_elems).
  *   reduce, allreduce, bcast, scan, barrier
  *              the cost model over cost_vector_candidates(): time = rounds*alpha +
  *              volume*beta + (+) on the critical path*gamma, from closed forms
- *              (cost_vector.c), so allreduce takes rs-ag for large vectors on p != 2^k;
- *              scan at p = 2 as exscan up to COST_P2_EXCHANGE_MAX bytes.
+ *              (cost_vector.c), so allreduce takes rs-ag for large vectors on p != 2^k.
  *              UCOLL_REDUCE_RHRD_MIN / UCOLL_ALLREDUCE_RHRD_MIN, when set (non-zero), force
  *              the old rule on that collective instead: rhrd (commutative ops) from that many
  *              bytes, binomial / recursive-doubling below.

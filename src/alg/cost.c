@@ -292,16 +292,6 @@ const char *cost_auto_exscan_elems(int p, size_t count, size_t elem_size,
     with_input.sends_input = 1;
     const cost_params_t *cost = &with_input;
     sched_figures_t best;
-    if (p == 2 && bytes <= COST_P2_EXCHANGE_MAX) {
-        int param = 0;
-        const alg_desc_t *rd = alg_lookup(UCOLL_COLL_EXSCAN, "recursive-doubling", &param);
-        /* in the registry with a closed form (check_cost) */
-        if (rd != NULL && cost_exscan_figures(rd, param, p, &best) == 0) {
-            if (fig != NULL)
-                *fig = best;
-            return rd->name;
-        }
-    }
     const char *name = auto_exscan_fixed(p, bytes, cost, &best);
     /* then the pipeline and the tree, each with the k it would run with for this vector
      * (cost_resolve_param): a tie keeps the earlier candidate */

@@ -80,16 +80,6 @@ typedef struct {
  * asserts the two agree); auto never names an algorithm beyond it */
 #define COST_MAX_ROUNDS 255u
 
-/* p = 2: scan and exscan of up to this many bytes take recursive-doubling, an exchange, before
- * the model (which prices it as one-way's round plus a copy). A one-way message lets the sender
- * finish a flight ahead of the receiver; the next synchronising call (a barrier, the next
- * collective) lets the receiver out first and it waits that flight again, so in back-to-back
- * calls the one-way form costs the receiver about two flights to the exchange's one. Measured
- * on one host (README, "Algorithm choice"): up to 48 B (a message and the ring's 16-byte header
- * in one 64-byte line) the exchange was 1.03-1.22x faster in both of the VM's states; from 56 B
- * its two lines each way made it up to 1.2x slower in one state (faster in the other) */
-#define COST_P2_EXCHANGE_MAX 48
-
 /* what ucoll_sched assumes when neither the environment nor --predict says otherwise */
 #define COST_DEFAULT_ALPHA_US 1.0
 #define COST_DEFAULT_BETA_NS 0.1

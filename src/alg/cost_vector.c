@@ -286,10 +286,6 @@ const char *cost_auto_vector(ucoll_coll_t coll, int p, size_t count, size_t elem
 {
     size_t n;
     const char *const *names = cost_vector_candidates(coll, &n);
-    /* an exchange keeps operand order: it serves a non-commutative op too */
-    if (coll == UCOLL_COLL_SCAN && p == 2 &&
-        (double)count * (double)elem_size <= COST_P2_EXCHANGE_MAX)
-        return "recursive-doubling";
     const char *best = NULL;
     double best_t = 0;
     for (size_t i = 0; i < n; i++) {

@@ -239,13 +239,8 @@ START_TEST(auto_choices)
         /* at 64 KiB the pipeline: k = 25, 123 rounds of m/25 and 122 segments (4.9 vectors) of
          * (+) on the path, 16146 us against 1-doubling's 22998 */
         {100, 65536, &costly, "pipeline"},
-        /* p = 2 and at most COST_P2_EXCHANGE_MAX bytes: the exchange, whatever the model
-         * says (both ranks finish together); above it the model, a tie of one-round
-         * algorithms with no (+): the first candidate */
-        {2, 8, &costly, "recursive-doubling"},
-        {2, COST_P2_EXCHANGE_MAX, &cheap, "recursive-doubling"},
-        {2, COST_P2_EXCHANGE_MAX + 1, &costly, "roughly-halving"},
-        {3, 8, &cheap, "roughly-halving"},
+        /* p = 2: a single round with no (+) for everyone: first candidate */
+        {2, 8, &costly, "roughly-halving"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         sched_figures_t fig;

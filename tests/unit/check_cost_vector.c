@@ -511,18 +511,6 @@ START_TEST(test_auto_choices)
      * Large vectors go to the pipeline: p = 3, 16 MiB: k = 41, 42 rounds, 1761 + 1719 us
      * against 6713; p = 5, 64 KiB: k = 4, 7 rounds, 18.5 + 11.5 us against 22.7 + 19.7 */
     ck_assert_str_eq(pick(UCOLL_COLL_SCAN, 3, 8, 1, 0), "doubling");
-    /* p = 2 up to COST_P2_EXCHANGE_MAX bytes: the exchange, commutative or not (it keeps
-     * operand order); one byte more, the model's tie of one-round schedules: doubling */
-    ck_assert_str_eq(pick(UCOLL_COLL_SCAN, 2, 8, 1, 0), "recursive-doubling");
-    ck_assert_str_eq(pick(UCOLL_COLL_SCAN, 2, 1, 8, 1), "recursive-doubling");
-    ck_assert_str_eq(pick(UCOLL_COLL_SCAN, 2, COST_P2_EXCHANGE_MAX / 4, 4, 0),
-                     "recursive-doubling");
-    ck_assert_str_eq(pick(UCOLL_COLL_SCAN, 2, COST_P2_EXCHANGE_MAX + 1, 1, 1), "doubling");
-    ck_assert_str_eq(pick(UCOLL_COLL_SCAN, 2, 64, 1, 0), "doubling");
-    /* only scan and exscan: allreduce's small-vector choice was the exchange already, and
-     * reduce and bcast have none */
-    ck_assert_str_eq(pick(UCOLL_COLL_REDUCE, 2, 8, 1, 1), "binomial");
-    ck_assert_str_eq(pick(UCOLL_COLL_BCAST, 2, 8, 1, 1), "binomial");
     ck_assert_str_eq(pick(UCOLL_COLL_SCAN, 5, 1024, 1, 0), "doubling");
     ck_assert_str_eq(pick(UCOLL_COLL_SCAN, 3, M16, 1, 0), "pipeline");
     ck_assert_str_eq(pick(UCOLL_COLL_SCAN, 5, 65536, 1, 0), "pipeline");
