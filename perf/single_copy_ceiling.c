@@ -12,8 +12,8 @@
  * both halves are reduced (a flag in a shared page), it reads its peer's reduced half straight
  * into its output. Work per rank: L/2 read across processes twice, L/2 reduced, nothing else;
  * the flags are the only synchronisation. It also times, in the same iterations, memcpy of L
- * bytes and one process_vm_readv of L bytes from the peer (both ranks at once), and checks the
- * result.
+ * bytes and one process_vm_readv of L bytes from the peer (both ranks at once), and checks
+ * every iteration's result.
  *
  * Usage: single_copy_ceiling [-s BYTES] [-c CHUNK] [-n ITERS]
  * (defaults 16 MiB, 256 KiB, 20); prints each rank's best times, GB/s (L / time) and the
@@ -23,6 +23,7 @@
 #define _GNU_SOURCE /* sched_setaffinity, process_vm_readv */
 #endif
 
+#include <errno.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -30,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -128,6 +130,11 @@ int main(int argc, char **argv)
     }
     const int me = child == 0;
     const pid_t peer = me ? parent : child;
+    /* under Yama's ptrace_scope 1 a process may read only its descendants' memory unless it
+     * is named: the parent lets the child read it (before either reads: the first read comes
+     * after both have started). Without Yama the call fails with EINVAL and is not needed. */
+    if (!me && prctl(PR_SET_PTRACER, (unsigned long)child, 0, 0, 0) != 0 && errno != EINVAL)
+        perror("single_copy_ceiling: prctl(PR_SET_PTRACER) (reads may be refused)");
     cpu_set_t cpus;
     CPU_ZERO(&cpus);
     CPU_SET(me, &cpus);
@@ -144,13 +151,14 @@ int main(int argc, char **argv)
     /* rank 0 owns the lower half, rank 1 the upper */
     const size_t mine = me ? half : 0, theirs = me ? 0 : half;
     double best = 1e30, best_copy = 1e30, best_read = 1e30;
+    int wrong = 0;
     for (unsigned long it = 1; it <= (unsigned long)iters; it++) {
         double t0 = now_s();
         memcpy(copy_dst, copy_src, bytes);
         const double tc = now_s() - t0;
         best_copy = tc < best_copy ? tc : best_copy;
 
-        /* both start together; the peer's output is no longer being read from */
+        /* both start together */
         atomic_store_explicit(&mine_f->started, it, memory_order_release);
         wait_for(&peer_f->started, it);
         t0 = now_s();
@@ -174,14 +182,15 @@ int main(int argc, char **argv)
         read_peer(peer, (char *)output + theirs, (const char *)output + theirs, half);
         const double t = now_s() - t0;
         best = t < best ? t : best;
-        /* the peer may still be reading this rank's half: neither writes again before both
-         * are done */
+        /* every iteration's result, outside the timing; then a fresh output for the next */
+        for (size_t i = 0; i < n && !wrong; i++)
+            wrong = output[i] != (float)(i % 7 + (1 + i) % 7);
+        /* the peer may still be reading this rank's half: neither writes its output again
+         * (the memset here, the next iteration's reduce) before both are done */
         atomic_store_explicit(&mine_f->finished, 2 * it, memory_order_release);
         wait_for(&peer_f->finished, 2 * it);
+        memset(output, 0, bytes);
     }
-    int wrong = 0;
-    for (size_t i = 0; i < n && !wrong; i++)
-        wrong = output[i] != (float)(i % 7 + (1 + i) % 7);
     printf("rank %d: %zu B, chunks of %zu B: allreduce %.0f us (%.2f GB/s), memcpy %.0f us "
            "(%.2f GB/s), process_vm_readv of L %.0f us (%.2f GB/s): allreduce %.0f %% of "
            "memcpy%s\n",
