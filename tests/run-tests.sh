@@ -319,6 +319,29 @@ shm_used "shm counts np=3 UCOLL_SHM=0" 3 "UCOLL_SHM=0" none
 shm_used "shm counts np=3 as 3 hosts" 3 "UCOLL_TEST_HOSTS=3" none
 shm_used "shm counts np=2 UCOLL_FAILURE_DETECTION=ucx" 2 "UCOLL_FAILURE_DETECTION=ucx" none
 
+# UCX's shared-memory segment size (transport.c, HOST_MM_SEG_SIZE): the on-host context asks for
+# 20544 B, and UCX (its debug log) applies that to the posix and the sysv interface of each rank,
+# unless the user set a segment size or UCX_TLS leaves those transports out; never a key that no
+# interface takes (UCX's "invalid configuration" warning)
+# mm_seg_applied NAME NP "VAR=VALUE ..." WANT: UCX applied the size WANT times in all
+mm_seg_applied() {
+    local name=$1 np=$2 envs=$3 want=$4 log applied warned
+    mp "$name" "$np" 300 "UCX_LOG_LEVEL=debug $envs" --colls allreduce,bcast --counts 7,5000
+    log="$LOGDIR/$(echo "$name" | tr -c 'A-Za-z0-9=.,_-' '_').log"
+    applied=$(grep -o 'apply UCT configuration MM_SEG_SIZE=20544' "$log" | grep -c .)
+    warned=$(grep -o 'invalid configuration' "$log" | grep -c .)
+    if [ "$applied" = "$want" ] && [ "$warned" = 0 ]; then
+        pass "$name: UCX applied the segment size $applied times, warned of no key"
+    else
+        fail "$name: UCX applied the segment size $applied times (want $want), warned $warned" \
+            "$log"
+    fi
+}
+mm_seg_applied "mm segment size np=2" 2 "" 4
+mm_seg_applied "mm segment size np=2 UCX_TLS=^sysv" 2 "UCX_TLS=^sysv" 2
+mm_seg_applied "mm segment size np=2 UCX_SYSV_SEG_SIZE=8256" 2 "UCX_SYSV_SEG_SIZE=8256" 0
+mm_seg_applied "mm segment size np=2 UCX_TLS=tcp,self" 2 "UCX_TLS=tcp,self" 0
+
 # single copy (UCOLL_SINGLE_COPY_MIN): on-host messages of that size go as descriptors through the
 # rings and the receiver reads the sender's buffer (process_vm_readv). mp_test with every message
 # over 4 KiB so, segmented and not; every rank must report single-copy reads. Then a rank whose

@@ -131,6 +131,38 @@ static const char *tcp_conn_nb_key(void)
     return major == 1 && minor < 17 ? "CONN_NB" : "TCP_CONN_NB";
 }
 
+/* 1 if UCX_TLS lets in a shared-memory transport of UCX's mm family (posix, sysv): the key
+ * below must reach one, or UCX warns of a key no interface takes */
+static int mm_in_tls(const char *tls)
+{
+    if (tls == NULL)
+        return 1;
+    const int negated = tls[0] == '^';
+    int sm = 0, posix = 0, sysv = 0;
+    char list[256];
+    snprintf(list, sizeof(list), "%s", negated ? tls + 1 : tls);
+    char *save = NULL;
+    for (char *t = strtok_r(list, ",", &save); t != NULL; t = strtok_r(NULL, ",", &save)) {
+        t[strcspn(t, ":")] = '\0'; /* "posix:aux" names posix */
+        sm |= !strcmp(t, "all") || !strcmp(t, "sm") || !strcmp(t, "shm") || !strcmp(t, "mm");
+        posix |= !strcmp(t, "posix");
+        sysv |= !strcmp(t, "sysv");
+    }
+    return negated ? !(sm || (posix && sysv)) : sm || posix || sysv;
+}
+
+/* UCX's shared-memory transports carry an eager message in receive segments of 8256 bytes by
+ * default: a 1 MiB message is 128 of them, each a FIFO handshake. The on-host context, which
+ * is eager only, asks for HOST_MM_SEG_SIZE bytes unless the user set either transport's size or
+ * left both out (UCX_TLS). "MM_" is the name of the segment size's table inside both the posix
+ * and the sysv configuration: UCX 1.13 and later take it for both. */
+#define HOST_MM_SEG_SIZE "20544"
+static int host_mm_seg_size_wanted(void)
+{
+    return getenv("UCX_POSIX_SEG_SIZE") == NULL && getenv("UCX_SYSV_SEG_SIZE") == NULL &&
+           mm_in_tls(getenv("UCX_TLS"));
+}
+
 /* one UCP context and worker; eager_only: no rendezvous (see transport.h); thread_mode: the
  * worker's, SERIALIZED when several threads use it one at a time */
 static ucs_status_t ucp_open(struct tp_ucp *u, int nranks, int eager_only,
@@ -147,6 +179,8 @@ static ucs_status_t ucp_open(struct tp_ucp *u, int nranks, int eager_only,
         return st;
     if (eager_only && getenv("UCX_RNDV_THRESH") == NULL)
         st = ucp_config_modify(config, "RNDV_THRESH", "inf");
+    if (st == UCS_OK && eager_only && host_mm_seg_size_wanted())
+        st = ucp_config_modify(config, "MM_SEG_SIZE", HOST_MM_SEG_SIZE);
     const char *conn_nb = eager_only ? NULL : tcp_conn_nb_key();
     if (st == UCS_OK && conn_nb != NULL)
         st = ucp_config_modify(config, conn_nb, "y");
