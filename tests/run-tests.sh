@@ -320,13 +320,20 @@ shm_used "shm counts np=3 as 3 hosts" 3 "UCOLL_TEST_HOSTS=3" none
 shm_used "shm counts np=2 UCOLL_FAILURE_DETECTION=ucx" 2 "UCOLL_FAILURE_DETECTION=ucx" none
 
 # UCX's shared-memory segment size (transport.c, HOST_MM_SEG_SIZE): the on-host context asks for
-# 20544 B, and UCX (its debug log) applies that to the posix and the sysv interface of each rank,
-# unless the user set a segment size or UCX_TLS leaves those transports out; never a key that no
-# interface takes (UCX's "invalid configuration" warning)
-# mm_seg_applied NAME NP "VAR=VALUE ..." WANT: UCX applied the size WANT times in all
+# 20544 B, and UCX (its debug log) applies that to the posix and the sysv interface of each rank
+# (this UCX has no xpmem), unless the user set a segment size of that family or UCX_TLS leaves
+# both out; never a key that no interface takes (UCX's "invalid configuration" warning)
+# mm_seg_applied NAME NP "VAR=VALUE ..." WANT: UCX applied the size WANT times in all. The
+# ranks run without the caller's UCX_TLS, segment sizes and log file, but for those in VARS.
 mm_seg_applied() {
-    local name=$1 np=$2 envs=$3 want=$4 log applied warned
-    mp "$name" "$np" 300 "UCX_LOG_LEVEL=debug $envs" --colls allreduce,bcast --counts 7,5000
+    local name=$1 np=$2 envs=$3 want=$4 log applied warned v
+    local -a unset_args=()
+    for v in UCX_TLS UCX_MM_SEG_SIZE UCX_POSIX_SEG_SIZE UCX_SYSV_SEG_SIZE UCX_XPMEM_SEG_SIZE \
+        UCX_LOG_FILE; do
+        case " $envs " in *" $v="*) ;; *) unset_args+=(-u "$v") ;; esac
+    done
+    run_job "$name" "$np" 300 "UCX_LOG_LEVEL=debug $envs" env "${unset_args[@]}" \
+        tests/mp/mp_test "${MP_ALGS[@]}" --expect-size "$np" --colls allreduce,bcast --counts 7,5000
     log="$LOGDIR/$(echo "$name" | tr -c 'A-Za-z0-9=.,_-' '_').log"
     applied=$(grep -o 'apply UCT configuration MM_SEG_SIZE=20544' "$log" | grep -c .)
     warned=$(grep -o 'invalid configuration' "$log" | grep -c .)
@@ -339,8 +346,12 @@ mm_seg_applied() {
 }
 mm_seg_applied "mm segment size np=2" 2 "" 4
 mm_seg_applied "mm segment size np=2 UCX_TLS=^sysv" 2 "UCX_TLS=^sysv" 2
+mm_seg_applied "mm segment size np=2 UCX_TLS=\\posix,\\self" 2 "UCX_TLS=\\posix,\\self" 2
 mm_seg_applied "mm segment size np=2 UCX_SYSV_SEG_SIZE=8256" 2 "UCX_SYSV_SEG_SIZE=8256" 0
+mm_seg_applied "mm segment size np=2 UCX_MM_SEG_SIZE=8256" 2 "UCX_MM_SEG_SIZE=8256" 0
 mm_seg_applied "mm segment size np=2 UCX_TLS=tcp,self" 2 "UCX_TLS=tcp,self" 0
+mm_seg_applied "mm segment size np=2 UCX_TLS=^sm" 2 "UCX_TLS=^sm" 0
+mm_seg_applied "mm segment size np=2 UCX_TLS=^\\posix,\\sysv" 2 "UCX_TLS=^\\posix,\\sysv" 0
 
 # single copy (UCOLL_SINGLE_COPY_MIN): on-host messages of that size go as descriptors through the
 # rings and the receiver reads the sender's buffer (process_vm_readv). mp_test with every message

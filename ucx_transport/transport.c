@@ -131,36 +131,50 @@ static const char *tcp_conn_nb_key(void)
     return major == 1 && minor < 17 ? "CONN_NB" : "TCP_CONN_NB";
 }
 
-/* 1 if UCX_TLS lets in a shared-memory transport of UCX's mm family (posix, sysv): the key
- * below must reach one, or UCX warns of a key no interface takes */
+/* 1 if UCX_TLS lets in posix or sysv, read as UCX 1.13 reads it (a leading ^ negates, "all"
+ * alone or first allows all, a leading backslash marks a strict name, "name:aux" a wireup-only
+ * one, "sm", "shm" and "mm" name both): the key below must reach one, or UCX warns of a key no
+ * interface takes. A setting in ucx.conf is not seen here. */
 static int mm_in_tls(const char *tls)
 {
     if (tls == NULL)
         return 1;
     const int negated = tls[0] == '^';
-    int sm = 0, posix = 0, sysv = 0;
+    int first = 1, posix = 0, sysv = 0;
     char list[256];
     snprintf(list, sizeof(list), "%s", negated ? tls + 1 : tls);
     char *save = NULL;
     for (char *t = strtok_r(list, ",", &save); t != NULL; t = strtok_r(NULL, ",", &save)) {
-        t[strcspn(t, ":")] = '\0'; /* "posix:aux" names posix */
-        sm |= !strcmp(t, "all") || !strcmp(t, "sm") || !strcmp(t, "shm") || !strcmp(t, "mm");
-        posix |= !strcmp(t, "posix");
-        sysv |= !strcmp(t, "sysv");
+        if (first && !strcmp(t, "all"))
+            return 1; /* UCX allows all, even after ^ */
+        first = 0;
+        const size_t len = strlen(t);
+        if (len > 4 && !strcmp(t + len - 4, ":aux"))
+            t[len - 4] = '\0';
+        if (t[0] == '\\')
+            t++;
+        const int both = !strcmp(t, "sm") || !strcmp(t, "shm") || !strcmp(t, "mm");
+        posix |= both || !strcmp(t, "posix");
+        sysv |= both || !strcmp(t, "sysv");
     }
-    return negated ? !(sm || (posix && sysv)) : sm || posix || sysv;
+    return negated ? !(posix && sysv) : posix || sysv;
 }
 
 /* UCX's shared-memory transports carry an eager message in receive segments of 8256 bytes by
  * default: a 1 MiB message is 128 of them, each a FIFO handshake. The on-host context, which
- * is eager only, asks for HOST_MM_SEG_SIZE bytes unless the user set either transport's size or
- * left both out (UCX_TLS). "MM_" is the name of the segment size's table inside both the posix
- * and the sysv configuration: UCX 1.13 and later take it for both. */
+ * is eager only, asks for HOST_MM_SEG_SIZE bytes unless the user set a segment size of that
+ * family (UCX reads UCX_MM_SEG_SIZE for each of them too; the key would override it) or left
+ * posix and sysv out (UCX_TLS). "MM_" is the name of the segment size's table inside the
+ * posix, sysv and xpmem configurations: UCX 1.13 and later take it for each. */
 #define HOST_MM_SEG_SIZE "20544"
 static int host_mm_seg_size_wanted(void)
 {
-    return getenv("UCX_POSIX_SEG_SIZE") == NULL && getenv("UCX_SYSV_SEG_SIZE") == NULL &&
-           mm_in_tls(getenv("UCX_TLS"));
+    static const char *const user_set[] = {"UCX_MM_SEG_SIZE", "UCX_POSIX_SEG_SIZE",
+                                           "UCX_SYSV_SEG_SIZE", "UCX_XPMEM_SEG_SIZE"};
+    for (size_t i = 0; i < sizeof(user_set) / sizeof(user_set[0]); i++)
+        if (getenv(user_set[i]) != NULL)
+            return 0;
+    return mm_in_tls(getenv("UCX_TLS"));
 }
 
 /* one UCP context and worker; eager_only: no rendezvous (see transport.h); thread_mode: the
