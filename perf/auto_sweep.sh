@@ -11,11 +11,20 @@
 # whose speed changes every few minutes, that is the fair comparison). A cell is SLOW where
 # auto is more than 1.10x the fastest in every launch; the count of cells above 1.10 by the
 # smallest medians (which may come from different launches) is printed as well.
+# Each launch runs with UCOLL_PRINT_ALG=1, so the table also names the algorithm auto picked
+# (pick; launches that picked differently are joined by "/") and, per launch, pick/fastest:
+# the picked algorithm's own time (its named entry in the same launch) over the fastest's. A
+# cell is a WRONG PICK where that is above 1.10 in every launch and the pick's schedule
+# (ucoll_sched --ranks) is not the fastest one's: two names for one schedule (gather's linear
+# and binomial at 2 ranks) differ only by where their communicators fell (in ucoll_perf -I a
+# communicator's place among the others has cost up to 0.1 us per call here, whatever its
+# algorithm). A SLOW cell that is no wrong pick lost its time outside auto's choice.
 #
 # Usage: perf/auto_sweep.sh [-B BUILD_DIR] [-o OUT_CSV] [-n "NPS"] [-c "COLLS"] [-b MIN]
 #                           [-e MAX] [-f FACTOR] [-r REPS] [-d DTYPE] [-t SECONDS]
 #   -B  build directory holding ucoll_perf and ucoll_info (default .)
-#   -o  CSV of every measurement (default /tmp/auto_sweep.csv); the table goes to stdout
+#   -o  CSV of every measurement (default /tmp/auto_sweep.csv), auto's picks beside it
+#       (OUT_CSV without .csv, then -picks.csv); the table goes to stdout
 #   -n  rank counts (default "2 3")
 #   -c  collectives (default: allreduce reduce bcast exscan scan allgather
 #       reduce_scatter_block alltoall gather scatter)
@@ -91,7 +100,9 @@ block_coll() {
     return 1
 }
 
+picks=${out%.csv}-picks.csv
 echo "np,coll,algorithm,size,p50_us,launch" >"$out"
+echo "np,coll,size,launch,pick" >"$picks"
 for np in $nps; do
     for coll in $colls; do
         algs=$(algorithms "$coll" "$np")
@@ -102,7 +113,8 @@ for np in $nps; do
         top=$max
         block_coll "$coll" && [ "$(numfmt --from=iec "$max")" -gt 4194304 ] && top=4M
         for rep in $(seq "$reps"); do
-            if ! setsid timeout -k 5 "$secs" mpirun -x UCX_NET_DEVICES -np "$np" \
+            if ! UCOLL_PRINT_ALG=1 setsid timeout -k 5 "$secs" mpirun -x UCX_NET_DEVICES \
+                -x UCOLL_PRINT_ALG -np "$np" \
                 "$build/ucoll_perf" -I -c "$coll" -a "auto,$algs" -b "$min" -e "$top" -f "$factor" \
                 -d "$dtype" -v >/tmp/auto_sweep.$$ 2>/tmp/auto_sweep.$$.err; then
                 echo "$0: np=$np $coll launch $rep failed:" >&2
@@ -112,13 +124,26 @@ for np in $nps; do
             awk -F, -v np="$np" -v c="$coll" -v l="$rep" \
                 'NR > 1 { print np "," c "," $1 "," $2 "," $5 "," l }' \
                 /tmp/auto_sweep.$$ >>"$out"
+            # "ucoll: auto on comm C (P ranks): COLL of N DTYPE (B B): ALG": the benchmark's
+            # own calls (other collectives and dtypes) and world (comm 0) left out
+            sed -nE "s/^ucoll: auto on comm ([0-9]+) \(${np} ranks\): ${coll} of [0-9]+ ${dtype} \(([0-9]+) B\): (.*)$/\1 \2 \3/p" \
+                /tmp/auto_sweep.$$.err | awk -v np="$np" -v c="$coll" -v l="$rep" \
+                '$1 != 0 { print np "," c "," $2 "," l "," $3 }' >>"$picks"
         done
     done
 done
 rm -f /tmp/auto_sweep.$$ /tmp/auto_sweep.$$.err
 
-python3 - "$out" <<'PY'
-import collections, csv, sys
+python3 - "$out" "$picks" "$build/ucoll_sched" <<'PY'
+import collections, csv, subprocess, sys
+def schedule(coll, alg, np_, size):
+    # every rank's steps, without the header line that names the algorithm
+    r = subprocess.run([sys.argv[3], "-c", coll, "-a", alg, "-p", str(np_), "-m", str(size),
+                        "--ranks"], capture_output=True, text=True)
+    return r.stdout.split("\n", 1)[1] if r.returncode == 0 else None
+picked = collections.defaultdict(dict)  # (np, coll, size) -> launch -> auto's pick
+for r in csv.DictReader(open(sys.argv[2])):
+    picked[(int(r["np"]), r["coll"], int(r["size"]))][r["launch"]] = r["pick"]
 best = collections.OrderedDict()
 launches = collections.defaultdict(dict)  # (np, coll, size) -> launch -> {alg: us}
 for r in csv.DictReader(open(sys.argv[1])):
@@ -127,25 +152,42 @@ for r in csv.DictReader(open(sys.argv[1])):
     t = float(r["p50_us"])
     d[r["algorithm"]] = min(t, d.get(r["algorithm"], t))
     launches[k].setdefault(r.get("launch") or "1", {})[r["algorithm"]] = t
-slow = slow_min = 0
+slow = slow_min = wrong = 0
 print(f"{'np':>2} {'coll':<21} {'bytes':>9} {'auto_us':>10} {'fastest':<19} {'its_us':>10}"
-      f" {'auto/fastest':>12}  per launch")
+      f" {'auto/fastest':>12}  per launch | pick  pick/fastest per launch")
 for (np_, coll, size), d in best.items():
     auto = d.pop("auto")
     name, t = min(d.items(), key=lambda x: x[1])
     ratio = auto / t
-    per = []
-    for algs in launches[(np_, coll, size)].values():
+    per, pick_per = [], []
+    picks = picked.get((np_, coll, size), {})
+    for launch, algs in launches[(np_, coll, size)].items():
         others = [v for a, v in algs.items() if a != "auto"]
         if "auto" in algs and others:
             per.append(algs["auto"] / min(others))
+        # pipeline:K runs as the sweep's plain pipeline (the same k, from the same model)
+        pick = picks.get(launch, "").split(" ")[0]
+        pick = "pipeline" if pick.startswith("pipeline:") else pick
+        if pick in algs and others:
+            pick_per.append(algs[pick] / min(others))
     is_slow = bool(per) and min(per) > 1.10
+    is_wrong = bool(pick_per) and min(pick_per) > 1.10
+    same = ""
+    if is_wrong and len(set(picks.values())) == 1:
+        mine = schedule(coll, next(iter(picks.values())), np_, size)
+        if mine is not None and mine == schedule(coll, name, np_, size):
+            is_wrong, same = False, f" (the schedule of {name})"
     slow += is_slow
     slow_min += ratio > 1.10
-    flag = " SLOW" if is_slow else ""
+    wrong += is_wrong
+    flag = (" SLOW" if is_slow else "") + (" WRONG PICK" if is_wrong else "")
+    names = "/".join(sorted(set(p.split(" ")[0] for p in picks.values()))) or "?"
     print(f"{np_:>2} {coll:<21} {size:>9} {auto:>10.2f} {name:<19} {t:>10.2f} {ratio:>12.2f}  "
-          + " ".join(f"{x:.2f}" for x in per) + flag)
+          + " ".join(f"{x:.2f}" for x in per) + f" | {names} "
+          + " ".join(f"{x:.2f}" for x in pick_per) + same + flag)
 print(f"cells where auto is more than 10% slower than the fastest in every launch: {slow} of "
       f"{len(best)}")
 print(f"cells above 1.10 by the smallest medians of all launches: {slow_min} of {len(best)}")
+print(f"cells where auto's pick, run by name, is more than 10% slower than the fastest in every"
+      f" launch (WRONG PICK): {wrong} of {len(best)}")
 PY

@@ -70,6 +70,10 @@ static const config_var_t vars[] = {
     {"UCOLL_PRINT_COST", "0",
      "1: rank 0 prints the cost model auto uses, as agreed at init (alpha, beta, and gamma of "
      "sum on float32 and float64), to stderr"},
+    {"UCOLL_PRINT_ALG", "0",
+     "1: rank 0 of each communicator prints, to stderr, every choice auto makes anew (the "
+     "collective, its elements and bytes, the ranks, the algorithm); a repeated call reuses the "
+     "last choice and prints nothing"},
     {"UCOLL_CHECK", "0",
      "1: every collective first compares its kind, count, dtype, op, root and algorithm across "
      "the ranks (one small allreduce); a mismatch is UCOLL_ERR_MISMATCH on every rank with a "
@@ -237,6 +241,14 @@ ucoll_status_t config_read(ucoll_config_t *cfg)
             return UCOLL_ERR_INVALID_ARG;
         }
         cfg->print_cost = print_cost[0] == '1';
+    }
+    const char *print_alg = getenv("UCOLL_PRINT_ALG");
+    if (print_alg != NULL && *print_alg != '\0') {
+        if (strcmp(print_alg, "0") != 0 && strcmp(print_alg, "1") != 0) {
+            fprintf(stderr, "ucoll: UCOLL_PRINT_ALG=%s: use 1 (on) or 0 (off)\n", print_alg);
+            return UCOLL_ERR_INVALID_ARG;
+        }
+        cfg->print_alg = print_alg[0] == '1';
     }
     const char *check = getenv("UCOLL_CHECK");
     if (check != NULL && *check != '\0') {

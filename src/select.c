@@ -28,6 +28,7 @@
  */
 #include "ucoll_int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,6 +69,29 @@ static ucoll_status_t select_node_aware(ucoll_comm_t *comm, ucoll_coll_t coll, u
     return UCOLL_OK;
 }
 
+/* UCOLL_PRINT_ALG: one line per new choice, by the comm's rank 0 (every rank chooses alike) */
+static void print_choice(const ucoll_comm_t *comm, ucoll_coll_t coll, ucoll_dtype_t dtype,
+                         size_t count, const alg_desc_t *alg, int param,
+                         const leaders_choice_t *leaders)
+{
+    if (!comm->ctx->cfg.print_alg || comm->rank != 0)
+        return;
+    char name[160];
+    if (leaders->leaders != NULL)
+        snprintf(name, sizeof(name), "%s (leaders: %s, local reduce: %s, local bcast: %s)",
+                 alg->name, leaders->leaders->name,
+                 leaders->local_reduce != NULL ? leaders->local_reduce->name : "binomial",
+                 leaders->local_bcast != NULL ? leaders->local_bcast->name : "binomial");
+    else if (alg->flags & (ALG_PARAM_REQUIRED | ALG_PARAM_OPTIONAL))
+        snprintf(name, sizeof(name), "%s:%d", alg->name, param);
+    else
+        snprintf(name, sizeof(name), "%s", alg->name);
+    const char *dname = dtype_name(dtype);
+    fprintf(stderr, "ucoll: auto on comm %u (%d ranks): %s of %zu %s (%zu B): %s\n", comm->id,
+            comm->size, alg_coll_name(coll), count, dname != NULL ? dname : "?",
+            count * dtype_size(dtype), name);
+}
+
 /* auto's choice when the comm's last one for coll does not apply, remembered for the next
  * call; apart from the hit path so that a small collective's selection stays a short leaf */
 __attribute__((noinline)) static ucoll_status_t select_auto(ucoll_comm_t *comm, ucoll_coll_t coll,
@@ -89,6 +113,7 @@ __attribute__((noinline)) static ucoll_status_t select_auto(ucoll_comm_t *comm, 
         *param = 0;
         comm->last_auto[coll] = (struct auto_choice){1,        commutative, op,     dtype,   count,
                                                      gamma_ns, *alg,        *param, *leaders};
+        print_choice(comm, coll, dtype, elems, *alg, *param, leaders);
         return UCOLL_OK;
     }
     const char *name =
@@ -102,6 +127,7 @@ __attribute__((noinline)) static ucoll_status_t select_auto(ucoll_comm_t *comm, 
     *param = cost_resolve_param(*alg, *param, comm->size, count, dtype_size(dtype), &ctx->net);
     comm->last_auto[coll] = (struct auto_choice){
         1, commutative, op, dtype, count, gamma_ns, *alg, *param, {NULL, 0, NULL, NULL}};
+    print_choice(comm, coll, dtype, elems, *alg, *param, leaders);
     return UCOLL_OK;
 }
 

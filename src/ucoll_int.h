@@ -41,6 +41,7 @@ typedef struct {
     int stats;              /* UCOLL_STATS: the finalize line of what this rank used */
     int check;              /* UCOLL_CHECK: compare every collective's arguments first */
     int print_cost;         /* UCOLL_PRINT_COST: rank 0 prints the agreed cost model */
+    int print_alg;          /* UCOLL_PRINT_ALG: a comm's rank 0 prints each new auto choice */
     tp_failure_mode_t failure;         /* UCOLL_FAILURE_DETECTION */
     int wait_sleep;                    /* UCOLL_WAIT_MODE=sleep: idle waits sleep on the event fd */
     const char *alg_env[UCOLL_NCOLLS]; /* UCOLL_<COLL>_ALG values or NULL */

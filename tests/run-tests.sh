@@ -709,6 +709,42 @@ else
     fail "ucoll_sched -c allreduce -a auto -p 5 -m 16777216: ring" "$sched_log"
 fi
 
+# UCOLL_PRINT_ALG=1: rank 0 of the comm says each choice auto makes anew. With
+# UCOLL_ALLREDUCE_RHRD_MIN=65536 auto's allreduce is recursive-doubling below 64 KiB and rhrd
+# from it. ucoll_perf chooses twice per size: its untimed and timed loops are separated by an
+# allreduce of one int32, after which auto's remembered choice no longer applies. So each
+# float32 size is said exactly twice (six times if every rank of the 3 spoke), and a comm
+# whose algorithm is named says nothing.
+section "auto's choices said (UCOLL_PRINT_ALG)"
+pa_auto="ucoll_perf np=3 UCOLL_PRINT_ALG=1 allreduce auto"
+pa_named="ucoll_perf np=3 UCOLL_PRINT_ALG=1 allreduce rhrd"
+run_job "$pa_auto" 3 180 "UCOLL_PRINT_ALG=1 UCOLL_ALLREDUCE_RHRD_MIN=65536" ./ucoll_perf \
+    -c allreduce -a auto -d float32 -b 16K -e 256K -f 4 -n 2 -w 1
+run_job "$pa_named" 3 180 "UCOLL_PRINT_ALG=1" ./ucoll_perf -c allreduce -a rhrd -d float32 \
+    -b 16K -e 256K -f 4 -n 2 -w 1
+pa_said() {
+    grep -E '^ucoll: auto on comm [0-9]+ \([0-9]+ ranks\): allreduce of [0-9]+ float32 ' \
+        "$LOGDIR/$(echo "$1" | tr -c 'A-Za-z0-9=.,_-' '_').log" | sed -E 's/^ucoll: auto on //' |
+        sort | uniq -c | awk '{ $1 = $1; print }' | tr '\n' ';'
+}
+want="2 comm 0 (3 ranks): allreduce of 16384 float32 (65536 B): rhrd;"
+want="$want""2 comm 0 (3 ranks): allreduce of 4096 float32 (16384 B): recursive-doubling;"
+want="$want""2 comm 0 (3 ranks): allreduce of 65536 float32 (262144 B): rhrd;"
+got=$(pa_said "$pa_auto")
+if [ "$got" = "$want" ]; then
+    pass "$pa_auto: each size's choice said twice, by rank 0"
+else
+    fail "$pa_auto: said '$got' (want '$want')" \
+        "$LOGDIR/$(echo "$pa_auto" | tr -c 'A-Za-z0-9=.,_-' '_').log"
+fi
+got=$(pa_said "$pa_named")
+if [ -z "$got" ]; then
+    pass "$pa_named: nothing said"
+else
+    fail "$pa_named: said '$got' (want nothing)" \
+        "$LOGDIR/$(echo "$pa_named" | tr -c 'A-Za-z0-9=.,_-' '_').log"
+fi
+
 # ucoll_sched on a layout (algorithms.md 4.1): 4 hosts x 2 ranks, 1 KiB, the model's defaults.
 # Flat recursive doubling: every rank's partners r^2 and r^4 are on other hosts, 16 messages of
 # 1 KiB cross; node-aware: binomial on each host, recursive doubling among 4 leaders (8

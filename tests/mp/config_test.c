@@ -94,6 +94,8 @@ int main(void)
         {"UCOLL_CHECK", "2"},
         {"UCOLL_CHECK", "yes"},
         {"UCOLL_CHECK", "1 "},
+        {"UCOLL_PRINT_ALG", "2"},
+        {"UCOLL_PRINT_ALG", "yes"},
         {"UCOLL_SINGLE_COPY_MIN", "autox"},
         {"UCOLL_SINGLE_COPY_MIN", "-1"},
         {"UCOLL_SINGLE_COPY_MAX", "1M"},
