@@ -14,15 +14,16 @@
 # Each launch runs with UCOLL_PRINT_ALG=1, so the table also names the algorithm auto picked
 # (pick; launches that picked differently are joined by "/") and, per launch, pick/fastest:
 # the picked algorithm's own time (its named entry in the same launch) over the fastest's. A
-# cell is a WRONG PICK where that is above 1.10 in every launch and the pick's schedule
-# (ucoll_sched --ranks) is not the fastest one's: two names for one schedule (gather's linear
-# and binomial at 2 ranks) differ only by where their communicators fell (in ucoll_perf -I a
-# communicator's place among the others has cost up to 0.1 us per call here, whatever its
-# algorithm). A SLOW cell that is no wrong pick lost its time outside auto's choice.
+# cell is a WRONG PICK where, in every launch, that is above 1.10 and the pick's schedule
+# (ucoll_sched --ranks) is not that launch's fastest one's: two names for one schedule
+# (gather's linear and binomial at 2 ranks) differ only by where their communicators fell (in
+# ucoll_perf -I a communicator's place among the others has cost up to 0.1 us per call here,
+# whatever its algorithm). A SLOW cell that is no wrong pick lost its time outside auto's
+# choice.
 #
 # Usage: perf/auto_sweep.sh [-B BUILD_DIR] [-o OUT_CSV] [-n "NPS"] [-c "COLLS"] [-b MIN]
 #                           [-e MAX] [-f FACTOR] [-r REPS] [-d DTYPE] [-t SECONDS]
-#   -B  build directory holding ucoll_perf and ucoll_info (default .)
+#   -B  build directory holding ucoll_perf, ucoll_info and ucoll_sched (default .)
 #   -o  CSV of every measurement (default /tmp/auto_sweep.csv), auto's picks beside it
 #       (OUT_CSV without .csv, then -picks.csv); the table goes to stdout
 #   -n  rank counts (default "2 3")
@@ -65,7 +66,7 @@ if [ $# -gt 0 ]; then
     echo "$0: unexpected argument '$1'" >&2
     exit 2
 fi
-for f in "$build/ucoll_perf" "$build/ucoll_info"; do
+for f in "$build/ucoll_perf" "$build/ucoll_info" "$build/ucoll_sched"; do
     if [ ! -x "$f" ]; then
         echo "$0: $f not found: build first, or name the build directory with -B" >&2
         exit 2
@@ -118,7 +119,7 @@ for np in $nps; do
                 "$build/ucoll_perf" -I -c "$coll" -a "auto,$algs" -b "$min" -e "$top" -f "$factor" \
                 -d "$dtype" -v >/tmp/auto_sweep.$$ 2>/tmp/auto_sweep.$$.err; then
                 echo "$0: np=$np $coll launch $rep failed:" >&2
-                tail -5 /tmp/auto_sweep.$$.err >&2
+                grep -v '^ucoll: auto on comm' /tmp/auto_sweep.$$.err | tail -5 >&2
                 exit 1
             fi
             awk -F, -v np="$np" -v c="$coll" -v l="$rep" \
@@ -135,9 +136,12 @@ done
 rm -f /tmp/auto_sweep.$$ /tmp/auto_sweep.$$.err
 
 python3 - "$out" "$picks" "$build/ucoll_sched" <<'PY'
-import collections, csv, subprocess, sys
+import collections, csv, functools, re, subprocess, sys
+@functools.lru_cache(maxsize=None)
 def schedule(coll, alg, np_, size):
-    # every rank's steps, without the header line that names the algorithm
+    # every rank's steps, without the header line that names the algorithm. A plain pipeline
+    # or tree gets its k from ucoll_sched's default model here, not the launch's: such a pair
+    # may differ here where the launch ran one schedule (never the other way round)
     r = subprocess.run([sys.argv[3], "-c", coll, "-a", alg, "-p", str(np_), "-m", str(size),
                         "--ranks"], capture_output=True, text=True)
     return r.stdout.split("\n", 1)[1] if r.returncode == 0 else None
@@ -159,24 +163,33 @@ for (np_, coll, size), d in best.items():
     auto = d.pop("auto")
     name, t = min(d.items(), key=lambda x: x[1])
     ratio = auto / t
-    per, pick_per = [], []
+    per, pick_per, same_as = [], [], set()
     picks = picked.get((np_, coll, size), {})
+    wrong_in_every = True
     for launch, algs in launches[(np_, coll, size)].items():
-        others = [v for a, v in algs.items() if a != "auto"]
+        others = {a: v for a, v in algs.items() if a != "auto"}
         if "auto" in algs and others:
-            per.append(algs["auto"] / min(others))
-        # pipeline:K runs as the sweep's plain pipeline (the same k, from the same model)
+            per.append(algs["auto"] / min(others.values()))
+        # pipeline:K and tree:K run as the sweep's plain pipeline and tree (the k of the same
+        # model); a node-aware pick is its first word
         pick = picks.get(launch, "").split(" ")[0]
-        pick = "pipeline" if pick.startswith("pipeline:") else pick
-        if pick in algs and others:
-            pick_per.append(algs[pick] / min(others))
+        if pick not in algs and re.sub(r":[0-9]+$", "", pick) in algs:
+            pick = re.sub(r":[0-9]+$", "", pick)
+        if pick not in algs or not others:
+            wrong_in_every = False
+            continue
+        fastest = min(others, key=others.get)
+        pick_per.append(algs[pick] / others[fastest])
+        # not wrong in this launch: within 10 %, or the fastest's own schedule under another name
+        if pick_per[-1] <= 1.10:
+            wrong_in_every = False
+        elif pick != fastest and schedule(coll, pick, np_, size) is not None and \
+                schedule(coll, pick, np_, size) == schedule(coll, fastest, np_, size):
+            wrong_in_every = False
+            same_as.add(fastest)
     is_slow = bool(per) and min(per) > 1.10
-    is_wrong = bool(pick_per) and min(pick_per) > 1.10
-    same = ""
-    if is_wrong and len(set(picks.values())) == 1:
-        mine = schedule(coll, next(iter(picks.values())), np_, size)
-        if mine is not None and mine == schedule(coll, name, np_, size):
-            is_wrong, same = False, f" (the schedule of {name})"
+    is_wrong = bool(pick_per) and wrong_in_every
+    same = f" (the schedule of {'/'.join(sorted(same_as))})" if same_as else ""
     slow += is_slow
     slow_min += ratio > 1.10
     wrong += is_wrong

@@ -76,16 +76,29 @@ static void print_choice(const ucoll_comm_t *comm, ucoll_coll_t coll, ucoll_dtyp
 {
     if (!comm->ctx->cfg.print_alg || comm->rank != 0)
         return;
-    char name[160];
-    if (leaders->leaders != NULL)
-        snprintf(name, sizeof(name), "%s (leaders: %s, local reduce: %s, local bcast: %s)",
-                 alg->name, leaders->leaders->name,
-                 leaders->local_reduce != NULL ? leaders->local_reduce->name : "binomial",
-                 leaders->local_bcast != NULL ? leaders->local_bcast->name : "binomial");
-    else if (alg->flags & (ALG_PARAM_REQUIRED | ALG_PARAM_OPTIONAL))
-        snprintf(name, sizeof(name), "%s:%d", alg->name, param);
+    char name[192];
+    int n = 0;
+    if (param != 0 && (alg->flags & (ALG_PARAM_REQUIRED | ALG_PARAM_OPTIONAL)))
+        n = snprintf(name, sizeof(name), "%s:%d", alg->name, param);
     else
-        snprintf(name, sizeof(name), "%s", alg->name);
+        n = snprintf(name, sizeof(name), "%s", alg->name);
+    /* a node-aware form: what its phases run, those it has (as ucoll_sched prints them) */
+    const alg_desc_t *lead = leaders->leaders;
+    if (lead != NULL) {
+        if (leaders->leaders_param != 0 &&
+            (lead->flags & (ALG_PARAM_REQUIRED | ALG_PARAM_OPTIONAL)))
+            n += snprintf(name + n, sizeof(name) - (size_t)n, " (leaders: %s:%d", lead->name,
+                          leaders->leaders_param);
+        else
+            n += snprintf(name + n, sizeof(name) - (size_t)n, " (leaders: %s", lead->name);
+        if (leaders->local_reduce != NULL)
+            n += snprintf(name + n, sizeof(name) - (size_t)n, ", local reduce: %s",
+                          leaders->local_reduce->name);
+        if (leaders->local_bcast != NULL)
+            n += snprintf(name + n, sizeof(name) - (size_t)n, ", local bcast: %s",
+                          leaders->local_bcast->name);
+        snprintf(name + n, sizeof(name) - (size_t)n, ")");
+    }
     const char *dname = dtype_name(dtype);
     fprintf(stderr, "ucoll: auto on comm %u (%d ranks): %s of %zu %s (%zu B): %s\n", comm->id,
             comm->size, alg_coll_name(coll), count, dname != NULL ? dname : "?",

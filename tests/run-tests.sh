@@ -711,10 +711,10 @@ fi
 
 # UCOLL_PRINT_ALG=1: rank 0 of the comm says each choice auto makes anew. With
 # UCOLL_ALLREDUCE_RHRD_MIN=65536 auto's allreduce is recursive-doubling below 64 KiB and rhrd
-# from it. ucoll_perf chooses twice per size: its untimed and timed loops are separated by an
-# allreduce of one int32, after which auto's remembered choice no longer applies. So each
-# float32 size is said exactly twice (six times if every rank of the 3 spoke), and a comm
-# whose algorithm is named says nothing.
+# from it. ucoll_perf chooses twice per size: after the first of its 3 iterations (-w 1 -n 2) it
+# checks the result with an allreduce of one int32, after which auto's remembered choice no
+# longer applies. So each float32 size is said exactly twice (six times if every rank of the 3
+# spoke), and a comm whose algorithm is named (and applies) says nothing.
 section "auto's choices said (UCOLL_PRINT_ALG)"
 pa_auto="ucoll_perf np=3 UCOLL_PRINT_ALG=1 allreduce auto"
 pa_named="ucoll_perf np=3 UCOLL_PRINT_ALG=1 allreduce rhrd"

@@ -12,6 +12,7 @@
 #   - at 4 x 2 and 3 + 2 + 1 auto runs the node-aware forms (more than one host, a host of
 #     more than one rank, consecutive ranks per host): mp_test and mp_api_test check their
 #     results, stats_test their messages on each channel;
+#   - at 4 x 2, ucoll_perf under UCOLL_PRINT_ALG: rank 0 says auto's node-aware plan;
 #   - owed_test at 4 x 1 (with UCX's default protocols and with rendezvous for every message)
 #     and 4 x 2: a rank whose collective returned owes its peers nothing.
 # The layouts: 4 x 2, 4 x 1 and 3 hosts with 3 + 2 + 1 ranks.
@@ -42,7 +43,7 @@ fail() {
 }
 
 for p in tests/mp/mp_test tests/mp/mp_api_test tests/mp/stats_test tests/mp/owed_test \
-    tests/mp/block_test; do
+    tests/mp/block_test ./ucoll_perf; do
     [ -x "$p" ] || {
         echo "run-cluster-tests: error: $p is not built (make, then make $p)" >&2
         exit 1
@@ -105,6 +106,26 @@ for layout in "4x2;0,0,1,1,2,2,3,3;-N 4 -n 8" "4x1;0,1,2,3;-N 4 -n 4" \
     # allgather, the node-aware form named and auto's, against its flat forms
     job "block_test allgather $tag" 300 "${opts[@]}" -- tests/mp/block_test --expect-size "$np" \
         --colls allgather --alg-list allgather=node-aware,bruck,ring,auto
+    # UCOLL_PRINT_ALG on 4 hosts x 2: auto's node-aware allreduce of 1 KiB, said by rank 0 with
+    # what its phases run; the stated model is ucoll_sched's default (1 us, 0.1, 0.1), under
+    # which `ucoll_sched -c allreduce -a all --hosts 4 --per-host 2 -m 1024` prints the same
+    # plan. ucoll_perf chooses twice (its int32 check allreduce after the first iteration
+    # makes auto choose again), so the line comes exactly twice
+    if [ "$tag" = 4x2 ]; then
+        name="ucoll_perf UCOLL_PRINT_ALG $tag"
+        job "$name" 300 "${opts[@]}" -- env UCOLL_PRINT_ALG=1 \
+            UCOLL_ALPHA_US=1 UCOLL_BETA_NS_PER_BYTE=0.1 UCOLL_GAMMA_NS_PER_BYTE=0.1 \
+            ./ucoll_perf -c allreduce -d float32 -b 1K -e 1K -n 2 -w 1
+        log="$LOGS/$(echo "$name" | tr -c 'A-Za-z0-9=.,_-' '_').log"
+        said=$(grep -cxF "ucoll: auto on comm 0 (8 ranks): allreduce of 256 float32 (1024 B): \
+node-aware (leaders: recursive-doubling, local reduce: binomial, local bcast: binomial)" "$log")
+        if [ "$said" = 2 ]; then
+            pass "$name: the node-aware plan said twice"
+        else
+            fail "$name: the node-aware plan said $said times (want 2)" \
+                "$log"
+        fi
+    fi
     # every peer on another host, so every message over TCP: with UCX's protocols, and with
     # rendezvous for every message; with 2 ranks per host, the default protocols
     case $tag in
