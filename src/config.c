@@ -58,7 +58,7 @@ static const config_var_t vars[] = {
     {"UCOLL_SINGLE_COPY_MIN", "auto",
      "bytes: messages of at least this size between ranks of one host go by single "
      "copy (the receiver reads the sender's buffer with process_vm_readv) instead of UCX's two "
-     "copies, if every rank may read its peers (else off, said once); 0 = off; auto = 65536 "
+     "copies, if every rank may read its peers (else off, said once); 0 = off; auto = 131072 "
      "where no host has more ranks than CPUs, else off. Needs UCOLL_SHM=1. Equal on every rank"},
     {"UCOLL_SINGLE_COPY_MAX", "4194304 with UCOLL_SINGLE_COPY_MIN=auto, else 0",
      "bytes: the largest message that goes by single copy (whole, not in segments); 0 = no "

@@ -107,25 +107,27 @@ static double time_op(ucoll_op_t op, ucoll_dtype_t dtype, const void *in, void *
     return best * 1e9 / GAMMA_BYTES;
 }
 
-enum { BIG_BYTES = 256 * 1024, MID_BYTES = 64 * 1024 };
-_Static_assert(UCOLL_SINGLE_COPY_AUTO_MIN <= MID_BYTES,
-               "under auto both chained sizes reach single copy's minimum");
+/* UCX's path is fitted from 64 KiB and 256 KiB; single copy's from its smallest message under
+ * auto and 256 KiB */
+enum { BIG_BYTES = 256 * 1024, MID_BYTES = 64 * 1024, SC_MID_BYTES = UCOLL_SINGLE_COPY_AUTO_MIN };
+_Static_assert(SC_MID_BYTES < BIG_BYTES, "single copy's line needs two sizes");
 
-/* intercept and slope (us, ns/B) of chains of MID_BYTES and BIG_BYTES bcasts whose `copies`
+/* intercept and slope (us, ns/B) of chains of `mid` and BIG_BYTES bcasts whose `copies`
  * copies per bcast share the host's CPUs (see measure_one_host) */
-static void time_big_path(ucoll_comm_t *world, void *root_buf, void *buf, double copies,
+static void time_big_path(ucoll_comm_t *world, void *root_buf, void *buf, size_t mid, double copies,
                           double *alpha_us, double *beta_ns)
 {
-    const double t_mid = time_bcast_chain_from(world, root_buf, buf, MID_BYTES, 8);
+    const double t_mid = time_bcast_chain_from(world, root_buf, buf, mid, 8);
     const double t_big = time_bcast_chain_from(world, root_buf, buf, BIG_BYTES, 8);
     const double share = copies > 1 ? copies : 1;
-    *beta_ns = (t_big - t_mid) * 1e9 / (share * (double)(BIG_BYTES - MID_BYTES));
-    *alpha_us = t_mid * 1e6 / share - (double)MID_BYTES * (*beta_ns > 0 ? *beta_ns : 0) * 1e-3;
+    *beta_ns = (t_big - t_mid) * 1e9 / (share * (double)(BIG_BYTES - mid));
+    *alpha_us = t_mid * 1e6 / share - (double)mid * (*beta_ns > 0 ? *beta_ns : 0) * 1e-3;
 }
 
 /* every rank on this host, the rings carrying messages up to ring_max: mine[0..5] = the rings'
  * alpha and beta, UCX's alpha and beta (intercept and slope of 64 KiB and 256 KiB), single
- * copy's alpha and beta (under auto; else left 0), each from one message's time.
+ * copy's alpha and beta (under auto, from 128 KiB and 256 KiB; else left 0), each from one
+ * message's time.
  * A chain of small bcasts waits for one message a bcast. A chain of large ones is bound by the
  * CPUs instead once a bcast's copies outweigh one message: its p - 1 messages are 2 (p - 1)
  * copies (UCX's copy in and copy out, which one message overlaps on two CPUs) over min(p, CPUs)
@@ -150,7 +152,7 @@ static ucoll_status_t measure_one_host(ucoll_ctx_t *ctx, size_t ring_max, double
      * a time): timed cold, the 64 KiB chain at 3 ranks on 2 CPUs took as long as the 256 KiB
      * one (alpha 24-40 us, beta 0) with 20 KiB segments */
     (void)time_bcast_chain_from(world, buf, buf, BIG_BYTES, 1);
-    time_big_path(world, buf, buf, 2 * links, &mine[2], &mine[3]);
+    time_big_path(world, buf, buf, MID_BYTES, 2 * links, &mine[2], &mine[3]);
     /* under auto, single copy's own path (the receiver's copy alone) for the algorithms that
      * send their input: bcasts with single copy allowed whose roots send from a buffer of
      * their own, not the one the last bcast wrote (a read of data the peer has just written
@@ -164,7 +166,7 @@ static ucoll_status_t measure_one_host(ucoll_ctx_t *ctx, size_t ring_max, double
         tp_stats_t before, after;
         tp_get_stats(ctx->tp, &before);
         ctx->single_copy_forced = 1;
-        time_big_path(world, input, buf, links, &mine[4], &mine[5]);
+        time_big_path(world, input, buf, SC_MID_BYTES, links, &mine[4], &mine[5]);
         ctx->single_copy_forced = 0;
         /* not the application's reads (UCOLL_TEST_SHM_COUNTS) */
         tp_get_stats(ctx->tp, &after);

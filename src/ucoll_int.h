@@ -26,7 +26,7 @@
 /* UCOLL_SINGLE_COPY_MIN=auto (the default; README, "Single copy on one host", says why):
  * single copy for messages of AUTO_MIN to AUTO_MAX bytes, on where no host has more ranks than
  * CPUs */
-#define UCOLL_SINGLE_COPY_AUTO_MIN 65536
+#define UCOLL_SINGLE_COPY_AUTO_MIN 131072
 #define UCOLL_SINGLE_COPY_AUTO_MAX 4194304
 
 /* configuration read from UCOLL_* environment variables at init (config.c) */

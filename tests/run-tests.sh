@@ -446,14 +446,17 @@ sc_auto() {
     sc_reads_check "$name" "$np" "$want"
     [ "$cpus" -lt "$np" ] || on=1
     cost_model_said "$name" "the cost model priced single copy's measured path" "$on" \
-        '^ucoll: cost model: single copy of 65536 to 4194304 B .* beta [0-9.]+ ns/B \(measured\)'
+        '^ucoll: cost model: single copy of 131072 to 4194304 B .* beta [0-9.]+ ns/B \(measured\)'
 }
-# auto: 64 KiB to 4 MiB, the binomial reduce (its messages are the sender's input), not the
-# recursive-doubling allreduce (measured slower by single copy), not rhrd, not 8 MiB
+# auto: 128 KiB to 4 MiB (64 KiB goes by two copies, measured faster), the binomial reduce
+# (its messages are the sender's input), not the recursive-doubling allreduce (measured slower
+# by single copy), not rhrd, not 8 MiB
 want=none
 [ "$cpus" -lt 2 ] || want=some
-sc_auto "mp_test np=2 single copy auto: 64 KiB binomial reduce" 2 "$want" reduce \
+sc_auto "mp_test np=2 single copy auto: 64 KiB binomial reduce" 2 none reduce \
     --alg-list reduce=binomial --counts 16384
+sc_auto "mp_test np=2 single copy auto: 128 KiB binomial reduce" 2 "$want" reduce \
+    --alg-list reduce=binomial --counts 32768
 sc_auto "mp_test np=2 single copy auto: 512 KiB binomial reduce" 2 "$want" reduce \
     --alg-list reduce=binomial --counts 131072
 sc_auto "mp_test np=2 single copy auto: 64 KiB recursive-doubling allreduce" 2 none allreduce \
@@ -482,8 +485,8 @@ if [ "$cpus" -ge 2 ]; then
 fi
 want=none
 [ "$cpus" -lt 3 ] || want=some
-sc_auto "mp_test np=3 single copy auto on $cpus CPUs: 64 KiB binomial reduce" 3 "$want" reduce \
-    --alg-list reduce=binomial --counts 16384
+sc_auto "mp_test np=3 single copy auto on $cpus CPUs: 128 KiB binomial reduce" 3 "$want" reduce \
+    --alg-list reduce=binomial --counts 32768
 # rings on one rank only (UCOLL_SHM=0 on rank 0, the cost model given so that init does not
 # measure): single copy must be off on every rank, or the two ends of a message split it
 # differently (a whole message against 256 KiB segments: UCOLL_ERR_TRUNCATED, or a hang)

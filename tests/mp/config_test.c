@@ -99,7 +99,7 @@ int main(void)
         {"UCOLL_SINGLE_COPY_MIN", "autox"},
         {"UCOLL_SINGLE_COPY_MIN", "-1"},
         {"UCOLL_SINGLE_COPY_MAX", "1M"},
-        /* below auto's smallest single-copy message (64 KiB): no message could take it */
+        /* below auto's smallest single-copy message (128 KiB): no message could take it */
         {"UCOLL_SINGLE_COPY_MAX", "4096"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
@@ -116,7 +116,7 @@ int main(void)
     setenv("UCOLL_BETA_NS_PER_BYTE", "0.25", 1);
     setenv("UCOLL_CHECK", "1", 1); /* one rank: nothing to compare, the call runs as usual */
     setenv("UCOLL_SINGLE_COPY_MIN", "auto", 1);
-    setenv("UCOLL_SINGLE_COPY_MAX", "65536", 1); /* the window may be one size */
+    setenv("UCOLL_SINGLE_COPY_MAX", "131072", 1); /* the window may be one size */
     char msg[4096];
     ucoll_comm_t *w = NULL;
     ucoll_status_t st = init_capturing(&w, msg, sizeof(msg));
