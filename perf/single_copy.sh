@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # perf/single_copy.sh: a benchmark (not a test) of single copy on one host: ucoll_perf's median
-# latency of allreduce, reduce, bcast, exscan and scan (float32 sum) at 64 KiB, 1 MiB and
-# 16 MiB on NP ranks (default 2 and 3), with UCX's two copies (UCOLL_SINGLE_COPY_MIN=0) and with
-# single copy (UCOLL_SINGLE_COPY_MIN=$SC, default 65536; SC=auto measures the default's rules),
+# latency of allreduce, reduce, bcast, exscan and scan (float32 sum) from 64 KiB to 16 MiB by 2
+# (auto's single copy starts at 128 KiB) on NP ranks (default 2 and 3), with UCX's two copies
+# (UCOLL_SINGLE_COPY_MIN=0) and with single copy (UCOLL_SINGLE_COPY_MIN=$SC, default 65536;
+# SC=auto measures the default's rules),
 # the two settings alternating launch by launch, REPS rounds (default 3); prints per cell the
 # smaller median of each setting and their ratio (single / two copies; below 1: single copy is
 # faster).
@@ -20,7 +21,7 @@ for ((r = 0; r < reps; r++)); do
         for coll in allreduce reduce bcast exscan scan; do
             for min in 0 "$sc"; do
                 timeout -k 5 300 mpirun -np "$np" -x UCOLL_SINGLE_COPY_MIN="$min" \
-                    "$build/ucoll_perf" -c "$coll" -d float32 -b 64K -e 16M -f 16 -v 2>/dev/null |
+                    "$build/ucoll_perf" -c "$coll" -d float32 -b 64K -e 16M -f 2 -v 2>/dev/null |
                     awk -F, -v np="$np" -v c="$coll" -v m="$min" \
                         '$1 != "algorithm" { print np, c, $2, m, $5 }' >>"$out"
             done

@@ -5,8 +5,8 @@
  *                rings carry the small messages, two paths: the rings' alpha and beta from 8 B
  *                and the rings' largest message, UCX's from 64 KiB and 256 KiB (intercept and
  *                slope), each as one message's time in chains of bcasts (time_bcast_chain);
- *                under UCOLL_SINGLE_COPY_MIN=auto with single copy on, single copy's from the
- *                same chains with it allowed.
+ *                under UCOLL_SINGLE_COPY_MIN=auto with single copy on, single copy's from
+ *                chains of 128 KiB (its smallest message) and 256 KiB with it allowed.
  *                Otherwise one path, from 8 B and 256 KiB after barriers. Both keep the lower
  *                quartile, not the median: right after start-up a rank's wait is sometimes
  *                stretched by the launcher's threads (4 us instead of 0.2 at np = 2 here),
@@ -157,11 +157,10 @@ static ucoll_status_t measure_one_host(ucoll_ctx_t *ctx, size_t ring_max, double
      * send their input: bcasts with single copy allowed whose roots send from a buffer of
      * their own, not the one the last bcast wrote (a read of data the peer has just written
      * measured slower). A stated UCOLL_SINGLE_COPY_MIN sends the bcasts above by single copy
-     * already. Only where both sizes take single copy whole: segments of at least its
-     * minimum, messages within its maximum (else the line would mix the two paths) */
+     * already. Only where both sizes take single copy: messages within its maximum (else the
+     * line would mix the two paths). Such a message goes whole, whatever UCOLL_SEGMENT_SIZE */
     const ucoll_config_t *cfg = &ctx->cfg;
     if (ctx->single_copy_on && cfg->single_copy_auto &&
-        (cfg->segment_size == 0 || cfg->segment_size >= cfg->single_copy_min) &&
         (cfg->single_copy_max == 0 || cfg->single_copy_max >= BIG_BYTES)) {
         tp_stats_t before, after;
         tp_get_stats(ctx->tp, &before);

@@ -434,15 +434,15 @@ else
 fi
 
 # auto's single copy (UCOLL_SINGLE_COPY_MIN unset): on only where no host has more ranks than
-# CPUs, for messages of 64 KiB to 4 MiB of the algorithms that send their input (binomial
+# CPUs, for messages of 128 KiB to 4 MiB of the algorithms that send their input (binomial
 # reduce, not the allreduces), and init's cost model then measures its path (said once by
 # rank 0 under UCOLL_PRINT_COST)
 cpus=$(nproc)
 sc_auto() {
     local name=$1 np=$2 want=$3 coll=$4 on=0
     shift 4
-    run_job "$name" "$np" 300 "UCOLL_TEST_SHM_COUNTS=1 UCOLL_PRINT_COST=1" tests/mp/mp_test \
-        --expect-size "$np" --colls "$coll" --combos int32-sum "$@"
+    run_job "$name" "$np" 300 "UCOLL_TEST_SHM_COUNTS=1 UCOLL_PRINT_COST=1 ${SC_AUTO_ENV:-}" \
+        tests/mp/mp_test --expect-size "$np" --colls "$coll" --combos int32-sum "$@"
     sc_reads_check "$name" "$np" "$want"
     [ "$cpus" -lt "$np" ] || on=1
     cost_model_said "$name" "the cost model priced single copy's measured path" "$on" \
@@ -459,8 +459,13 @@ sc_auto "mp_test np=2 single copy auto: 128 KiB binomial reduce" 2 "$want" reduc
     --alg-list reduce=binomial --counts 32768
 sc_auto "mp_test np=2 single copy auto: 512 KiB binomial reduce" 2 "$want" reduce \
     --alg-list reduce=binomial --counts 131072
-sc_auto "mp_test np=2 single copy auto: 64 KiB recursive-doubling allreduce" 2 none allreduce \
-    --alg-list allreduce=recursive-doubling --counts 16384
+# segments smaller than auto's minimum: single-copy messages still go whole, and init still
+# measures their path
+SC_AUTO_ENV=UCOLL_SEGMENT_SIZE=65536 sc_auto \
+    "mp_test np=2 single copy auto, 64 KiB segments: 128 KiB binomial reduce" 2 "$want" reduce \
+    --alg-list reduce=binomial --counts 32768
+sc_auto "mp_test np=2 single copy auto: 128 KiB recursive-doubling allreduce" 2 none allreduce \
+    --alg-list allreduce=recursive-doubling --counts 32768
 sc_auto "mp_test np=2 single copy auto: 512 KiB rhrd allreduce" 2 none allreduce \
     --alg-list allreduce=rhrd --counts 131072
 sc_auto "mp_test np=2 single copy auto: 4 MiB binomial reduce" 2 "$want" reduce \
