@@ -150,6 +150,21 @@ static int parse_bytes(const char *name, const char *v, size_t *out)
     return 0;
 }
 
+/* an on/off variable: "0" or "1" sets *on, unset or empty leaves it; anything else is said
+ * and refused (-1) */
+static int read_switch(const char *name, int *on)
+{
+    const char *v = getenv(name);
+    if (v == NULL || *v == '\0')
+        return 0;
+    if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0) {
+        fprintf(stderr, "ucoll: %s=%s: use 1 (on) or 0 (off)\n", name, v);
+        return -1;
+    }
+    *on = v[0] == '1';
+    return 0;
+}
+
 ucoll_status_t config_read(ucoll_config_t *cfg)
 {
     memset(cfg, 0, sizeof(*cfg));
@@ -218,46 +233,11 @@ ucoll_status_t config_read(ucoll_config_t *cfg)
         }
     }
     cfg->shm = 1;
-    const char *shm = getenv("UCOLL_SHM");
-    if (shm != NULL && *shm != '\0') {
-        if (strcmp(shm, "0") != 0 && strcmp(shm, "1") != 0) {
-            fprintf(stderr, "ucoll: UCOLL_SHM=%s: use 1 (on) or 0 (off)\n", shm);
-            return UCOLL_ERR_INVALID_ARG;
-        }
-        cfg->shm = shm[0] == '1';
-    }
-    const char *stats = getenv("UCOLL_STATS");
-    if (stats != NULL && *stats != '\0') {
-        if (strcmp(stats, "0") != 0 && strcmp(stats, "1") != 0) {
-            fprintf(stderr, "ucoll: UCOLL_STATS=%s: use 1 (on) or 0 (off)\n", stats);
-            return UCOLL_ERR_INVALID_ARG;
-        }
-        cfg->stats = stats[0] == '1';
-    }
-    const char *print_cost = getenv("UCOLL_PRINT_COST");
-    if (print_cost != NULL && *print_cost != '\0') {
-        if (strcmp(print_cost, "0") != 0 && strcmp(print_cost, "1") != 0) {
-            fprintf(stderr, "ucoll: UCOLL_PRINT_COST=%s: use 1 (on) or 0 (off)\n", print_cost);
-            return UCOLL_ERR_INVALID_ARG;
-        }
-        cfg->print_cost = print_cost[0] == '1';
-    }
-    const char *print_alg = getenv("UCOLL_PRINT_ALG");
-    if (print_alg != NULL && *print_alg != '\0') {
-        if (strcmp(print_alg, "0") != 0 && strcmp(print_alg, "1") != 0) {
-            fprintf(stderr, "ucoll: UCOLL_PRINT_ALG=%s: use 1 (on) or 0 (off)\n", print_alg);
-            return UCOLL_ERR_INVALID_ARG;
-        }
-        cfg->print_alg = print_alg[0] == '1';
-    }
-    const char *check = getenv("UCOLL_CHECK");
-    if (check != NULL && *check != '\0') {
-        if (strcmp(check, "0") != 0 && strcmp(check, "1") != 0) {
-            fprintf(stderr, "ucoll: UCOLL_CHECK=%s: use 1 (on) or 0 (off)\n", check);
-            return UCOLL_ERR_INVALID_ARG;
-        }
-        cfg->check = check[0] == '1';
-    }
+    if (read_switch("UCOLL_SHM", &cfg->shm) != 0 || read_switch("UCOLL_STATS", &cfg->stats) != 0 ||
+        read_switch("UCOLL_PRINT_COST", &cfg->print_cost) != 0 ||
+        read_switch("UCOLL_PRINT_ALG", &cfg->print_alg) != 0 ||
+        read_switch("UCOLL_CHECK", &cfg->check) != 0)
+        return UCOLL_ERR_INVALID_ARG;
     const char *y = getenv("UCOLL_PROGRESS_YIELD");
     cfg->yield = TP_YIELD_AUTO;
     if (y != NULL && *y != '\0') {
