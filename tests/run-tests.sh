@@ -164,12 +164,17 @@ fi
 ucoll_local_env
 export UCOLL_TIMEOUT="${UCOLL_TIMEOUT:-120}" # a hung collective becomes an error, not a hang
 
+# job_log NAME: the log file of the launch run_job NAME made
+job_log() {
+    echo "$LOGDIR/$(echo "$1" | tr -c 'A-Za-z0-9=.,_-' '_').log"
+}
+
 # run_job NAME NP SECONDS "VAR=VALUE ..." PROGRAM [ARGS...]: one launch = one test
 run_job() {
     local name=$1 np=$2 secs=$3 envs=$4
     shift 4
     local log rc note p f s t0=$SECONDS
-    log="$LOGDIR/$(echo "$name" | tr -c 'A-Za-z0-9=.,_-' '_').log"
+    log="$(job_log "$name")"
     note=$(
         for kv in $envs; do export "${kv?}"; done
         ucoll_launch "$np" "$secs" "$log" "$@"
@@ -286,7 +291,7 @@ shm_used() {
 # shm_counts_check NAME NP WANT [LOG]: the check of shm_used on the log of run_job NAME (or LOG)
 shm_counts_check() {
     local name=$1 np=$2 want=$3 log=${4:-} lines bad
-    [ -n "$log" ] || log="$LOGDIR/$(echo "$name" | tr -c 'A-Za-z0-9=.,_-' '_').log"
+    [ -n "$log" ] || log="$(job_log "$name")"
     local reports
     reports=$(ucoll_shm_reports "$log")
     lines=$(printf '%s' "$reports" | grep -c .)
@@ -334,7 +339,7 @@ mm_seg_applied() {
     done
     run_job "$name" "$np" 300 "UCX_LOG_LEVEL=debug $envs" env "${unset_args[@]}" \
         tests/mp/mp_test "${MP_ALGS[@]}" --expect-size "$np" --colls allreduce,bcast --counts 7,5000
-    log="$LOGDIR/$(echo "$name" | tr -c 'A-Za-z0-9=.,_-' '_').log"
+    log="$(job_log "$name")"
     applied=$(grep -o 'apply UCT configuration MM_SEG_SIZE=20544' "$log" | grep -c .)
     warned=$(grep -o 'invalid configuration' "$log" | grep -c .)
     if [ "$applied" = "$want" ] && [ "$warned" = 0 ]; then
@@ -363,7 +368,7 @@ section "single copy on one host"
 # UCOLL_TEST_SHM_COUNTS line; "none": each reported 0 copies sent and read
 sc_reads_check() {
     local name=$1 np=$2 want=$3 log reports lines bad
-    log="$LOGDIR/$(echo "$name" | tr -c 'A-Za-z0-9=.,_-' '_').log"
+    log="$(job_log "$name")"
     reports=$(grep -oE 'ucoll: rank [0-9]+ shm sent [0-9]+ received [0-9]+ unexpected [0-9]+ copies_sent [0-9]+ copies_read [0-9]+' "$log" |
         awk '{ print $3, $12, $14 }' | sort -u)
     lines=$(printf '%s' "$reports" | grep -c .)
@@ -405,7 +410,7 @@ sc_reads_check "thread_test np=2 UCOLL_SINGLE_COPY_MIN=4097" 2 some
 # launch NAME's log, with WANT lines matching the extended regex PATTERN (WHAT names them)
 cost_model_said() {
     local name=$1 what=$2 want=$3 pattern=$4 log said
-    log="$LOGDIR/$(echo "$name" | tr -c 'A-Za-z0-9=.,_-' '_').log"
+    log="$(job_log "$name")"
     said=$(grep -cE "$pattern" "$log")
     if grep -q '^ucoll: cost model on [0-9]* ranks' "$log" && [ "$said" = "$want" ]; then
         pass "$name: $what $want times"
@@ -425,7 +430,7 @@ run_job "$nocma" 3 600 "UCOLL_SINGLE_COPY_MIN=4097 UCOLL_TEST_SHM_COUNTS=1 UCOLL
     --colls allreduce,bcast,reduce,exscan
 sc_reads_check "$nocma" 3 none
 cost_model_duplex_check "$nocma" 1
-log="$LOGDIR/$(echo "$nocma" | tr -c 'A-Za-z0-9=.,_-' '_').log"
+log="$(job_log "$nocma")"
 said=$(grep -c 'single copy is off on every rank' "$log")
 if [ "$said" = 1 ] && grep -q '^ucoll: rank 1: single copy is off on every rank: process_vm_readv' "$log"; then
     pass "$nocma: said once, by rank 1"
@@ -479,7 +484,7 @@ sc_once="ucoll_perf np=2 single copy auto: one read per message"
 if [ "$cpus" -ge 2 ]; then
     run_job "$sc_once" 2 180 "UCOLL_TEST_SHM_COUNTS=1" ./ucoll_perf -c reduce -a binomial \
         -d int32 -b 512K -e 8M -f 2 -n 1 -w 0
-    log="$LOGDIR/$(echo "$sc_once" | tr -c 'A-Za-z0-9=.,_-' '_').log"
+    log="$(job_log "$sc_once")"
     got=$(grep -oE 'ucoll: rank [0-9]+ shm .* copies_sent [0-9]+ copies_read [0-9]+' "$log" |
         awk '{ print $3, $(NF - 2), $NF }' | sort | tr '\n' ' ')
     if [ "$got" = "0 0 4 1 4 0 " ]; then
@@ -521,7 +526,7 @@ if [ "$(id -u)" = 0 ] && unshare --pid --fork true 2>/dev/null; then
     run_job "mp_test np=4, odd ranks in other pid namespaces" 4 300 "UCOLL_TEST_SHM_COUNTS=1" \
         tests/mp/other_pidns.sh tests/mp/mp_test "${MP_ALGS[@]}" --expect-size 4 \
         --colls allreduce,bcast,exscan --counts 1,7,5000
-    log="$LOGDIR/$(echo "mp_test np=4, odd ranks in other pid namespaces" | tr -c 'A-Za-z0-9=.,_-' '_').log"
+    log="$(job_log "mp_test np=4, odd ranks in other pid namespaces")"
     if [ "$(grep -cE '^ucoll: rank [13] shm sent 0 received 0 ' "$log")" = 2 ]; then
         pass "odd ranks in other pid namespaces: no ring to or from them"
     else
@@ -732,8 +737,8 @@ run_job "$pa_named" 3 180 "UCOLL_PRINT_ALG=1" ./ucoll_perf -c allreduce -a rhrd 
     -b 16K -e 256K -f 4 -n 2 -w 1
 pa_said() {
     grep -E '^ucoll: auto on comm [0-9]+ \([0-9]+ ranks\): allreduce of [0-9]+ float32 ' \
-        "$LOGDIR/$(echo "$1" | tr -c 'A-Za-z0-9=.,_-' '_').log" | sed -E 's/^ucoll: auto on //' |
-        sort | uniq -c | awk '{ $1 = $1; print }' | tr '\n' ';'
+        "$(job_log "$1")" | sed -E 's/^ucoll: auto on //' | sort | uniq -c |
+        awk '{ $1 = $1; print }' | tr '\n' ';'
 }
 want="2 comm 0 (3 ranks): allreduce of 16384 float32 (65536 B): rhrd;"
 want="$want""2 comm 0 (3 ranks): allreduce of 4096 float32 (16384 B): recursive-doubling;"
@@ -742,15 +747,13 @@ got=$(pa_said "$pa_auto")
 if [ "$got" = "$want" ]; then
     pass "$pa_auto: each size's choice said twice, by rank 0"
 else
-    fail "$pa_auto: said '$got' (want '$want')" \
-        "$LOGDIR/$(echo "$pa_auto" | tr -c 'A-Za-z0-9=.,_-' '_').log"
+    fail "$pa_auto: said '$got' (want '$want')" "$(job_log "$pa_auto")"
 fi
 got=$(pa_said "$pa_named")
 if [ -z "$got" ]; then
     pass "$pa_named: nothing said"
 else
-    fail "$pa_named: said '$got' (want nothing)" \
-        "$LOGDIR/$(echo "$pa_named" | tr -c 'A-Za-z0-9=.,_-' '_').log"
+    fail "$pa_named: said '$got' (want nothing)" "$(job_log "$pa_named")"
 fi
 
 # ucoll_sched on a layout (algorithms.md 4.1): 4 hosts x 2 ranks, 1 KiB, the model's defaults.

@@ -57,6 +57,10 @@ if ! gcc -std=c11 -Wall -Wextra -Werror -o "$API_BIN" tests/api_user/api_user.c 
 fi
 
 export UCX_NET_DEVICES=eth0 UCOLL_TIMEOUT=${UCOLL_TIMEOUT:-60}
+# job_log NAME: the log file of job NAME
+job_log() {
+    echo "$LOGS/$(echo "$1" | tr -c 'A-Za-z0-9=.,_-' '_').log"
+}
 # job NAME SECONDS SRUN_OPTIONS... -- CMD...: one srun on h1; passes if srun exits 0 and, where
 # the program prints one, its verdict line says PASS
 job() {
@@ -68,7 +72,7 @@ job() {
         shift
     done
     shift
-    log="$LOGS/$(echo "$name" | tr -c 'A-Za-z0-9=.,_-' '_').log"
+    log=$(job_log "$name")
     local t0=$SECONDS
     echo "+ srun ${opts[*]} $*" >"$log"
     timeout -k 10 "$secs" "$HERE/cluster-exec.sh" "$DIR" h1 srun --mpi=pmix --overcommit \
@@ -116,7 +120,7 @@ for layout in "4x2;0,0,1,1,2,2,3,3;-N 4 -n 8" "4x1;0,1,2,3;-N 4 -n 4" \
         job "$name" 300 "${opts[@]}" -- env UCOLL_PRINT_ALG=1 \
             UCOLL_ALPHA_US=1 UCOLL_BETA_NS_PER_BYTE=0.1 UCOLL_GAMMA_NS_PER_BYTE=0.1 \
             ./ucoll_perf -c allreduce -d float32 -b 1K -e 1K -n 2 -w 1
-        log="$LOGS/$(echo "$name" | tr -c 'A-Za-z0-9=.,_-' '_').log"
+        log=$(job_log "$name")
         said=$(grep -cxF "ucoll: auto on comm 0 (8 ranks): allreduce of 256 float32 (1024 B): \
 node-aware (leaders: recursive-doubling, local reduce: binomial, local bcast: binomial)" "$log")
         if [ "$said" = 2 ]; then
