@@ -277,8 +277,8 @@ typedef enum {
     UCOLL_THREAD_MULTIPLE    /* any thread, any time (see "Threads" above) */
 } ucoll_thread_level_t;
 /* init with a thread level: oob == NULL bootstraps as ucoll_init (PMIx or the store's
- * variables), else as ucoll_init_oob. *provided (may be lower than required) is the level granted; every level
- * asked for is provided. */
+ * variables), else as ucoll_init_oob. *provided (may be lower than required) is the level granted;
+ * every level asked for is provided. */
 ucoll_status_t ucoll_init_thread(const ucoll_oob_t *oob, ucoll_thread_level_t required,
                                  ucoll_thread_level_t *provided, ucoll_comm_t **world);
 /* Collective over the world communicator; frees it and every communicator split from it.
@@ -293,6 +293,17 @@ ucoll_status_t ucoll_init_thread(const ucoll_oob_t *oob, ucoll_thread_level_t re
  * up to 2 s for each other here (within UCOLL_TIMEOUT) before any closes its connections, so
  * that none fails the collectives other survivors still run on a shrunk communicator. */
 ucoll_status_t ucoll_finalize(ucoll_comm_t *world);
+
+/* Memory the other ranks of this host can read in place: a collective whose buffers lie in it
+ * (on the ranks that send them) moves its large on-host messages by one memcpy instead of a
+ * kernel copy, and its reductions read the sender's bytes without copying them first (see
+ * README, "Buffers from ucoll_mem_alloc"). Any other buffer works as before. Callable with or
+ * without an initialized ucoll, from any thread; the memory is zero-filled, page-aligned and
+ * stays valid until ucoll_mem_free (not freed by ucoll_finalize). bytes 0 or ptr NULL:
+ * INVALID_ARG; NO_MEMORY; NOT_SUPPORTED where the system has no memfd. ucoll_mem_free of
+ * anything but a pointer ucoll_mem_alloc returned (and not freed since): INVALID_ARG. */
+ucoll_status_t ucoll_mem_alloc(size_t bytes, void **ptr);
+ucoll_status_t ucoll_mem_free(void *ptr);
 
 /* rank/size of the calling process in comm; -1 for a NULL or finalized comm */
 int ucoll_comm_rank(const ucoll_comm_t *comm);

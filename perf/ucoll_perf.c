@@ -108,6 +108,7 @@ typedef struct {
     int root;
     double percentile;
     int in_place, persistent, csv;
+    int mem_alloc;    /* -M */
     int interleave;   /* -I */
     int thread_level; /* -t: 1 + ucoll_thread_level_t; 0: plain ucoll_init */
     double spin_ns;   /* -S: > 0 runs OP as a user op that also spins this long per element */
@@ -150,6 +151,8 @@ static void usage(FILE *f)
             "  -i           in place (UCOLL_IN_PLACE as sendbuf; gather(v): at the root;\n"
             "               scatter(v): as the root's recvbuf)\n"
             "  -p           persistent requests (ucoll_*_init once, ucoll_start + ucoll_wait)\n"
+            "  -M           send and receive buffers from ucoll_mem_alloc (peers on the host\n"
+            "               read them in place)\n"
             "  -t LEVEL     init by ucoll_init_thread at single|funneled|serialized|multiple\n"
             "               (default: ucoll_init, single), to measure what a level costs\n"
             "  -I           interleaved: every algorithm on a communicator of its own, their\n"
@@ -233,7 +236,7 @@ static void parse_options(int argc, char **argv, opts_t *o)
     int c;
 
     opterr = 0;
-    while ((c = getopt(argc, argv, ":c:a:b:e:f:n:w:d:o:r:R:S:t:iIpvh")) != -1) {
+    while ((c = getopt(argc, argv, ":c:a:b:e:f:n:w:d:o:r:R:S:t:iIMpvh")) != -1) {
         switch (c) {
         case 'c': {
             unsigned i;
@@ -313,6 +316,9 @@ static void parse_options(int argc, char **argv, opts_t *o)
         }
         case 'p':
             o->persistent = 1;
+            break;
+        case 'M':
+            o->mem_alloc = 1;
             break;
         case 'I':
             o->interleave = 1;
@@ -1243,8 +1249,21 @@ int main(int argc, char **argv)
     }
     r.counts = calloc((size_t)r.size, sizeof(size_t));
     r.displs = calloc((size_t)r.size, sizeof(size_t));
-    r.sendbuf = malloc(max_bytes);
-    r.recvbuf = malloc(max_bytes);
+    if (o.mem_alloc) {
+        void *sb = NULL, *rb = NULL;
+        ucoll_status_t st;
+        if ((st = ucoll_mem_alloc(max_bytes, &sb)) != UCOLL_OK ||
+            (st = ucoll_mem_alloc(max_bytes, &rb)) != UCOLL_OK) {
+            fprintf(stderr, "ucoll_perf: rank %d: ucoll_mem_alloc: %s\n", r.rank,
+                    ucoll_strerror(st));
+            return 1;
+        }
+        r.sendbuf = sb;
+        r.recvbuf = rb;
+    } else {
+        r.sendbuf = malloc(max_bytes);
+        r.recvbuf = malloc(max_bytes);
+    }
     r.input = malloc(max_bytes);
     r.expect = malloc(max_bytes);
     r.tmp = malloc(max_bytes);
@@ -1299,8 +1318,13 @@ int main(int argc, char **argv)
         }
     }
 
-    free(r.sendbuf);
-    free(r.recvbuf);
+    if (o.mem_alloc) {
+        ucoll_mem_free(r.sendbuf);
+        ucoll_mem_free(r.recvbuf);
+    } else {
+        free(r.sendbuf);
+        free(r.recvbuf);
+    }
     free(r.input);
     free(r.expect);
     free(r.tmp);

@@ -3,9 +3,11 @@
  * (rank, size, split, free) and algorithm selection by name.
  */
 #include "agree.h"
+#include "../ucx_transport/shm_region.h"
 #include "ucoll_int.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -510,10 +512,10 @@ static ucoll_status_t finalize_locked(ucoll_comm_t *world)
     if (getenv("UCOLL_TEST_SHM_COUNTS") != NULL) /* tests: was the on-host channel used */
         fprintf(stderr,
                 "ucoll: rank %d shm sent %llu received %llu unexpected %llu copies_sent %llu "
-                "copies_read %llu\n",
+                "copies_read %llu copies_mapped %llu copies_lent %llu\n",
                 ctx->bs->rank, ts.shm_sent, ts.shm_received, ts.shm_unexpected,
                 ts.copies_sent - ctx->measure_copies_sent,
-                ts.copies_read - ctx->measure_copies_read);
+                ts.copies_read - ctx->measure_copies_read, ts.copies_mapped, ts.copies_lent);
     tp_destroy(ctx->tp);
     shrink_free_all(ctx); /* (UCX may read an abandoned send's buffer until tp_destroy) */
     ctx->bs->finalize(ctx->bs);
@@ -521,6 +523,22 @@ static ucoll_status_t finalize_locked(ucoll_comm_t *world)
     free(ctx);
     g_ctx = NULL;
     return st != UCOLL_OK ? st : fst;
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_mem_alloc(size_t bytes, void **ptr)
+{
+    if (bytes == 0 || ptr == NULL)
+        return UCOLL_ERR_INVALID_ARG;
+    const int err = shm_region_alloc(bytes, ptr);
+    if (err == 0)
+        return UCOLL_OK;
+    return err == ENOMEM || err == ENOSPC || err == EFBIG ? UCOLL_ERR_NO_MEMORY
+                                                          : UCOLL_ERR_NOT_SUPPORTED;
+}
+
+UCOLL_EXPORT ucoll_status_t ucoll_mem_free(void *ptr)
+{
+    return shm_region_free(ptr) == 0 ? UCOLL_OK : UCOLL_ERR_INVALID_ARG;
 }
 
 UCOLL_EXPORT int ucoll_comm_rank(const ucoll_comm_t *comm)

@@ -387,6 +387,35 @@ static int same_region(sched_region_t a, sched_region_t b)
     return a.buf == b.buf && a.off == b.off && a.count == b.count;
 }
 
+/* 1 unless the steps from `from` on overwrite region r (one XCHG receive or COPY covering it)
+ * before any of them reads it: a region a lent message never lands in must not be read */
+static int region_read_later(const ucoll_request_t *req, size_t from, sched_region_t r)
+{
+    for (size_t i = from; i < req->sched.nsteps; i++) {
+        const sched_step_t *s = &req->sched.steps[i];
+        int reads = 0, covers = 0;
+        if (s->kind == SCHED_XCHG) {
+            reads = s->send_peer >= 0 && regions_overlap(s->send, r);
+            covers = s->recv_peer >= 0 && s->recv.buf == r.buf && s->recv.off <= r.off &&
+                     r.off + r.count <= s->recv.off + s->recv.count;
+            if (!covers && s->recv_peer >= 0 && regions_overlap(s->recv, r))
+                return 1; /* written in part: the rest may be read later */
+        } else {
+            reads = regions_overlap(s->src, r) ||
+                    (s->kind == SCHED_REDUCE && regions_overlap(s->dst, r));
+            covers = s->kind == SCHED_COPY && s->dst.buf == r.buf && s->dst.off <= r.off &&
+                     r.off + r.count <= s->dst.off + s->dst.count;
+            if (!covers && regions_overlap(s->dst, r))
+                return 1;
+        }
+        if (reads)
+            return 1;
+        if (covers)
+            return 0;
+    }
+    return 0;
+}
+
 static ucoll_status_t reserve_ops(ucoll_request_t *req, size_t n)
 {
     if (n <= req->ops_cap)
@@ -461,6 +490,23 @@ static ucoll_status_t post_round(ucoll_request_t *req, const sched_step_t *step)
                      (same_region(next->src, step->recv) || same_region(next->dst, step->recv)) &&
                      !(step->send_peer >= 0 && regions_overlap(next->dst, step->send));
     }
+    /* a single message by single copy whose REDUCE comes next: that REDUCE may read the
+     * sender's bytes in place where the sender's buffer lies in a region (ucoll_mem_alloc).
+     * The receive region then never holds them: it must be the REDUCE's dst (written by it),
+     * or scratch that nothing later reads (IN and OUT are the caller's to see) */
+    int lend = 0;
+    if (req->nrecv == 1 && req->pc + 1 < req->sched.nsteps &&
+        may_copy_once(req, step->recv.count) &&
+        tp_single_copy_size(tp, comm->world_rank[step->recv_peer], step->recv.count * esz)) {
+        const sched_step_t *next = &req->sched.steps[req->pc + 1];
+        lend = next->kind == SCHED_REDUCE &&
+               (same_region(next->dst, step->recv) ||
+                (same_region(next->src, step->recv) && step->recv.buf >= SCHED_FIRST_SCRATCH &&
+                 !region_read_later(req, req->pc + 2, step->recv))) &&
+               !regions_overlap(next->src, next->dst) &&
+               !(step->send_peer >= 0 && regions_overlap(next->dst, step->send));
+        req->fused = lend;
+    }
     /* a small message goes out before this rank's receive is posted: its latency is the
      * round's critical path, and the peer's message needs at least a transfer time to arrive.
      * A large one waits for the receive to be posted, so that the peer's data lands in place
@@ -475,8 +521,8 @@ static ucoll_status_t post_round(ucoll_request_t *req, const sched_step_t *step)
         size_t off = j * rseg, n = step->recv.count - off < rseg ? step->recv.count - off : rseg;
         void *addr = n ? (char *)region_addr(req, step->recv) + off * esz : &empty_message;
         tp_irecv(tp, comm->world_rank[step->recv_peer], addr, n * esz,
-                 n ? req->memh[step->recv.buf] : NULL, tag, UCOLL_TAG_LAST_SEGMENT, once,
-                 tp_op_at(req->recv_ops, j));
+                 n ? req->memh[step->recv.buf] : NULL, tag, UCOLL_TAG_LAST_SEGMENT,
+                 (once ? TP_SINGLE_COPY : 0) | (lend ? TP_LEND : 0), tp_op_at(req->recv_ops, j));
     }
     if (!send_first)
         post_sends(req, step, sseg);
@@ -494,14 +540,45 @@ static void abandon_round(ucoll_request_t *req)
     req->posted = 0;
 }
 
+/* the REDUCE red with the bytes of its received operand at `lent` (the sender's, in place)
+ * instead of in the receive region. Where they stand for dst (dst <- src (+) received), they
+ * go into dst a cache-sized piece at a time, each (+)ed while it is still in cache: one pass
+ * over each operand, as a three-operand kernel would make. */
+static void reduce_lent(ucoll_request_t *req, const sched_step_t *red, const sched_step_t *xchg,
+                        const char *lent)
+{
+    const size_t esz = req->elem_size, n = red->src.count;
+    char *dst = region_addr(req, red->dst);
+    if (!same_region(red->dst, xchg->recv)) { /* dst <- received (+) dst */
+        op_apply(req->op, req->dtype, lent, dst, n);
+        return;
+    }
+    const char *src = region_addr(req, red->src);
+    const size_t piece = 16384 / esz > 0 ? 16384 / esz : 1;
+    for (size_t off = 0; off < n; off += piece) {
+        const size_t k = n - off < piece ? n - off : piece;
+        memcpy(dst + off * esz, lent + off * esz, k * esz);
+        op_apply(req->op, req->dtype, src + off * esz, dst + off * esz, k);
+    }
+}
+
 /* applies the fused REDUCE to every received segment not yet reduced, in order */
 static ucoll_status_t reduce_arrived_segments(ucoll_request_t *req, const sched_step_t *step)
 {
     const sched_step_t *red = step + 1;
     while (req->reduced < req->nrecv && tp_op_done(tp_op_at(req->recv_ops, req->reduced))) {
-        const tp_op_t *op = tp_op_at(req->recv_ops, req->reduced);
+        tp_op_t *op = tp_op_at(req->recv_ops, req->reduced);
         if (tp_op_status(op) != UCOLL_OK)
             return tp_op_status(op);
+        const void *lent = tp_op_lent(op);
+        if (lent != NULL) { /* the whole message: a lent receive is never segmented */
+            reduce_lent(req, red, step, lent);
+            req->reduced++;
+            ucoll_status_t st = tp_release(req->comm->ctx->tp, op);
+            if (st != UCOLL_OK)
+                return st;
+            continue;
+        }
         size_t off = req->reduced * req->seg_elems;
         size_t n =
             step->recv.count - off < req->seg_elems ? step->recv.count - off : req->seg_elems;

@@ -406,6 +406,45 @@ run_job "thread_test np=2 UCOLL_SINGLE_COPY_MIN=4097" 2 120 \
     "UCOLL_SINGLE_COPY_MIN=4097 UCOLL_TEST_SHM_COUNTS=1 UCOLL_PRINT_COST=1" tests/mp/thread_test \
     --expect-size 2
 sc_reads_check "thread_test np=2 UCOLL_SINGLE_COPY_MIN=4097" 2 some
+# buffers from ucoll_mem_alloc: every algorithm of the six collectives, results checked, with
+# the large messages read through mappings of the senders' regions (copied from them, or
+# reduced straight out of them: "lent"); each rank reports some of both
+sc_mapped_check() {
+    local name=$1 np=$2 log reports lines bad
+    log="$(job_log "$name")"
+    reports=$(grep -oE 'ucoll: rank [0-9]+ shm .* copies_mapped [0-9]+ copies_lent [0-9]+' "$log" |
+        awk '{ print $3, $(NF - 2), $NF }' | sort -u)
+    lines=$(printf '%s' "$reports" | grep -c .)
+    bad=$(printf '%s' "$reports" | awk '$2 == 0 || $3 == 0' | grep -c .)
+    if [ "$lines" = "$np" ] && [ "$bad" = 0 ]; then
+        pass "$name: every rank copied from and reduced out of peers' regions"
+    else
+        fail "$name: $lines of $np ranks reported, $bad of them without mapped or lent reads" "$log"
+    fi
+}
+for np in 3 4; do
+    mp "mp_test np=$np --mem UCOLL_SINGLE_COPY_MIN=4097" "$np" 600 \
+        "UCOLL_SINGLE_COPY_MIN=4097 UCOLL_TEST_SHM_COUNTS=1" --mem "${SC_COMBOS[@]}"
+    sc_mapped_check "mp_test np=$np --mem UCOLL_SINGLE_COPY_MIN=4097" "$np"
+done
+# exact counts: a 2-rank rhrd allreduce of 1 MiB is one exchange whose received half is (+)ed
+# into the result (lent: read in place) and one whose half is the result (mapped: copied);
+# 3 iterations, no warm-up. From malloc's buffers: neither.
+for mem in -M ""; do
+    name="ucoll_perf np=2 rhrd allreduce 1 MiB x 3${mem:+ from ucoll_mem_alloc}"
+    run_job "$name" 2 120 "UCOLL_SINGLE_COPY_MIN=65536 UCOLL_TEST_SHM_COUNTS=1" ./ucoll_perf \
+        -c allreduce -a rhrd -d int32 -b 1M -e 1M -n 3 -w 0 $mem
+    log="$(job_log "$name")"
+    got=$(grep -oE 'ucoll: rank [0-9]+ shm .* copies_mapped [0-9]+ copies_lent [0-9]+' "$log" |
+        awk '{ print $3, $(NF - 2), $NF }' | sort | tr '\n' ' ')
+    want="0 3 3 1 3 3 "
+    [ -n "$mem" ] || want="0 0 0 1 0 0 "
+    if [ "$got" = "$want" ]; then
+        pass "$name: rank, mapped, lent: $got"
+    else
+        fail "$name: rank, mapped, lent: '$got' (want '$want')" "$log"
+    fi
+done
 # cost_model_said NAME WHAT WANT PATTERN: rank 0 printed the cost model (UCOLL_PRINT_COST) in
 # launch NAME's log, with WANT lines matching the extended regex PATTERN (WHAT names them)
 cost_model_said() {
@@ -849,6 +888,11 @@ run_job "fault: SIGKILL of a rank, np=6 as 2 hosts" none 500 "UCOLL_TEST_HOSTS=2
 run_job "fault: SIGKILL during 64 MiB single-copy transfers, np=4, $fault_reps launches" none 900 \
     "UCOLL_SINGLE_COPY_MIN=65536" \
     tests/mp/run_fault.sh --np 4 --reps "$fault_reps" --gone 0 --big 67108864 --seed 401
+# and with buffers from ucoll_mem_alloc: survivors map the victim's regions and reduce out of
+# them, or the victim holds theirs
+run_job "fault: SIGKILL during 64 MiB transfers from ucoll_mem_alloc, np=4, $fault_reps launches" \
+    none 900 "UCOLL_SINGLE_COPY_MIN=65536" \
+    tests/mp/run_fault.sh --np 4 --reps "$fault_reps" --gone 0 --big 67108864 --mem --seed 501
 # shrink: tests/mp/run_shrink.sh launches tests/mp/shrink_test on 6 ranks, one or two of them
 # SIGKILLed before, inside or between collectives (or, by a timer, anywhere, a shrink included);
 # the survivors must shrink to exactly themselves and run 1000 verified collectives of all 16

@@ -31,8 +31,11 @@ struct tp_op {
     /* the router's list of receives from on-host peers that may cross channels */
     struct tp_op *watch_prev, *watch_next;
     int watched;
-    /* shm single copy, a send: its cell in the receiver's ring and that cell's generation */
+    /* shm single copy, a send: its cell in the receiver's ring and that cell's generation; a
+     * lent receive: the sender's cell it must answer */
     uint32_t sc_cell, sc_gen;
+    int lend_ok; /* a receive that may be lent the sender's bytes (shm_release) */
+    int lent;    /* it was: buf points at them, the sender waits */
 };
 
 _Static_assert(sizeof(struct tp_op) <= TP_OP_BYTES, "an op fits its slot in an op array");

@@ -13,8 +13,12 @@
  * writes a cell only by one compare-and-swap from (g, POSTED), after a read of the sender's
  * buffer that the swap's success makes valid. Cost per message of n bytes: one descriptor
  * through the ring, one process_vm_readv of n bytes (pinning the sender's pages), one swap.
+ * A sender's buffer inside a region (shm_region.h) is read through the receiver's mapping of
+ * that region instead: one memcpy, or none when the receiver borrows it (shm_recv's `lend`) and
+ * reduces straight out of it; the cell is then answered only once the borrower is done.
  */
 #include "shm.h"
+#include "shm_region.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +30,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -51,6 +56,7 @@ struct shm_ring {
 struct shm_desc {
     uint64_t addr, len; /* the sender's buffer */
     uint32_t cell, gen;
+    shm_region_ref_t region; /* the region holding it; fd -1: none */
 };
 #define SLOT_DESCRIPTOR 0x80000000u
 /* a cell holds (generation << CELL_STATE_BITS) | state */
@@ -122,6 +128,14 @@ static void op_list_remove(op_list_t *l, tp_op_t *prev, tp_op_t *op)
     op->next = NULL;
 }
 
+/* a peer's region mapped (read-only) into this process */
+struct peer_map {
+    void *base; /* NULL: unused */
+    uint64_t serial, len;
+    int fd;
+};
+enum { SHM_PEER_MAPS = 8 }; /* regions kept mapped per peer; the oldest goes first */
+
 /* one rank of this host, seen from this process */
 struct shm_peer {
     int rank; /* world rank */
@@ -142,6 +156,8 @@ struct shm_peer {
     op_list_t posted;          /* receives waiting for a message */
     struct shm_msg *unexp_head, *unexp_tail;
     int broken; /* its ring held something no writer could have put there: abandoned */
+    struct peer_map maps[SHM_PEER_MAPS];
+    unsigned next_map; /* the entry replaced next */
 };
 
 struct shm_chan {
@@ -353,6 +369,9 @@ void shm_destroy(shm_chan_t *ch)
         struct shm_peer *p = &ch->locals[k];
         if (p->out != NULL)
             munmap(p->out, SHM_RING_BYTES);
+        for (int m = 0; m < SHM_PEER_MAPS; m++)
+            if (p->maps[m].base != NULL)
+                munmap(p->maps[m].base, p->maps[m].len);
         free_msg_list(p->unexp_head);
     }
     if (ch->segment != MAP_FAILED)
@@ -526,7 +545,14 @@ static int single_copy_post(shm_chan_t *ch, struct shm_peer *p, tp_op_t *op)
     const uint32_t c = (uint32_t)__builtin_ctzll(~p->cells_used);
     const uint32_t gen = (p->gen + 1) & CELL_GEN_MASK ? (p->gen + 1) & CELL_GEN_MASK : 1;
     atomic_store_explicit(&p->out->cell[c], cell_word(gen, CELL_POSTED), memory_order_relaxed);
-    const struct shm_desc d = {(uint64_t)(uintptr_t)op->buf, op->expected, c, gen};
+    struct shm_desc d;
+    memset(&d, 0, sizeof(d));
+    d.addr = (uint64_t)(uintptr_t)op->buf;
+    d.len = op->expected;
+    d.cell = c;
+    d.gen = gen;
+    if (!shm_region_find(op->buf, op->expected, &d.region))
+        d.region.fd = -1;
     /* the slot's release-store publishes the cell's POSTED with it */
     const int rc = slot_write(p, &d, sizeof(d), op->tag, SLOT_DESCRIPTOR);
     if (rc <= 0)
@@ -615,6 +641,45 @@ static int read_peer(long pid, void *buf, uint64_t addr, uint64_t len)
     return 0;
 }
 
+/* p's region that ref names, mapped read-only here (on its first use); NULL if it cannot be:
+ * the caller then reads the sender's memory by process_vm_readv */
+static const char *peer_region(struct shm_peer *p, const shm_region_ref_t *ref)
+{
+    if (ref->fd < 0 || ref->len == 0 || ref->off > ref->len)
+        return NULL;
+    for (int m = 0; m < SHM_PEER_MAPS; m++)
+        if (p->maps[m].base != NULL && p->maps[m].serial == ref->serial &&
+            p->maps[m].fd == ref->fd && p->maps[m].len == ref->len)
+            return p->maps[m].base;
+    char path[64], target[96], want[64];
+    snprintf(path, sizeof(path), "/proc/%ld/fd/%d", p->pid, ref->fd);
+    snprintf(want, sizeof(want), "/memfd:" SHM_REGION_NAME "%llu", (unsigned long long)ref->serial);
+    const ssize_t n = readlink(path, target, sizeof(target) - 1);
+    if (n < 0)
+        return NULL;
+    target[n] = '\0';
+    /* the descriptor must name that very region: its number may since name another file */
+    const size_t wl = strlen(want);
+    if (strncmp(target, want, wl) != 0 || (target[wl] != '\0' && target[wl] != ' '))
+        return NULL;
+    const int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    struct stat st;
+    void *base = MAP_FAILED;
+    if (fstat(fd, &st) == 0 && st.st_size >= 0 && (uint64_t)st.st_size >= ref->len)
+        base = mmap(NULL, ref->len, PROT_READ, MAP_SHARED, fd, 0);
+    close(fd);
+    if (base == MAP_FAILED)
+        return NULL;
+    struct peer_map *slot = &p->maps[p->next_map];
+    p->next_map = (p->next_map + 1) % SHM_PEER_MAPS;
+    if (slot->base != NULL)
+        munmap(slot->base, slot->len);
+    *slot = (struct peer_map){base, ref->serial, ref->len, ref->fd};
+    return base;
+}
+
 /* completes a receive matched to a single-copy descriptor of p: checks it, reads the sender's
  * buffer into op's, and answers in the descriptor's cell. Data counts only if the DONE swap
  * won: a sender that cancelled first may have changed its buffer during the read. */
@@ -622,9 +687,26 @@ static void single_copy_read(shm_chan_t *ch, struct shm_peer *p, tp_op_t *op, ui
                              const struct shm_desc *d)
 {
     _Atomic uint32_t *cell = &p->in->cell[d->cell]; /* d->cell checked on arrival */
+    const char *mapped = NULL;
     if (d->len != op->expected || ((tag ^ op->tag) & op->checked) != 0) {
         cell_answer(cell, d->gen, CELL_REJECTED);
         op->status = UCOLL_ERR_TRUNCATED;
+    } else if (d->region.fd >= 0 && d->len <= d->region.len - d->region.off &&
+               (mapped = peer_region(p, &d->region)) != NULL) {
+        if (op->lend_ok) { /* the cell stays POSTED until shm_release */
+            op->buf = (void *)(mapped + d->region.off);
+            op->lent = 1;
+            op->sc_cell = d->cell;
+            op->sc_gen = d->gen;
+            op->status = UCOLL_OK;
+            ch->stats.copies_lent++;
+            ch->stats.copies_read++;
+        } else {
+            memcpy(op->buf, mapped + d->region.off, d->len);
+            op->status = cell_answer(cell, d->gen, CELL_DONE) ? UCOLL_OK : UCOLL_ERR_PEER_FAILED;
+            ch->stats.copies_mapped++;
+            ch->stats.copies_read += op->status == UCOLL_OK;
+        }
     } else if (read_peer(p->pid, op->buf, d->addr, d->len) != 0) {
         const int err = errno;
         const int dead = err == ESRCH || shm_process_gone(p->pid);
@@ -723,6 +805,21 @@ static int op_list_cancel(op_list_t *l, tp_op_t *op)
     return 0;
 }
 
+ucoll_status_t shm_release(shm_chan_t *ch, tp_op_t *op, int used)
+{
+    if (!op->lent)
+        return op->status;
+    struct shm_peer *p = peer_of(ch, op->peer);
+    op->lent = 0;
+    op->buf = NULL;
+    /* the data counts only if DONE wins: a sender that cancelled first may have changed it */
+    const int won =
+        cell_answer(&p->in->cell[op->sc_cell], op->sc_gen, used ? CELL_DONE : CELL_FAILED);
+    if (!used)
+        return op->status;
+    return op->status = won ? UCOLL_OK : UCOLL_ERR_PEER_FAILED;
+}
+
 void shm_cancel(shm_chan_t *ch, tp_op_t *op)
 {
     struct shm_peer *p = peer_of(ch, op->peer);
@@ -791,7 +888,8 @@ static __attribute__((noinline)) unsigned take_ready(shm_chan_t *ch, struct shm_
         const uint64_t tag = *(volatile const uint64_t *)&s->tag;
         const int descriptor = (len_word & SLOT_DESCRIPTOR) != 0;
         const uint32_t len = len_word & ~SLOT_DESCRIPTOR;
-        struct shm_desc d = {0, 0, 0, 0};
+        struct shm_desc d;
+        memset(&d, 0, sizeof(d));
         if (descriptor && len == sizeof(d))
             memcpy(&d, s->data, sizeof(d)); /* once, then checked: the slot may change */
         /* a descriptor is taken even before this rank turned single copy on: the rank that

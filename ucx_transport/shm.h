@@ -95,6 +95,12 @@ void shm_destroy(shm_chan_t *ch);
  * (said on stderr) the send completes with UCOLL_ERR_TRANSPORT. */
 void shm_send(shm_chan_t *ch, int peer, const void *buf, size_t len, uint64_t tag, tp_op_t *op);
 void shm_recv(shm_chan_t *ch, int peer, void *buf, uint64_t tag, uint64_t checked, tp_op_t *op);
+/* a receive with op->lend_ok set that met a sender's buffer inside a region this process can map
+ * completes with op->lent set and op->buf pointing at the sender's bytes (read-only), instead of
+ * a copy: the sender waits until shm_release. used: the caller consumed the bytes, and the
+ * return says whether they count (OK, or PEER_FAILED if the sender took them back first); not
+ * used: the sender's send fails. Does nothing to an op that was not lent. */
+ucoll_status_t shm_release(shm_chan_t *ch, tp_op_t *op, int used);
 /* takes an incomplete op off its list: it will not complete. A single-copy send in flight is
  * taken back (its receiver's read then fails, or has already succeeded). */
 void shm_cancel(shm_chan_t *ch, tp_op_t *op);
@@ -114,7 +120,9 @@ void shm_test_start_counts(shm_chan_t *ch, int peer, uint32_t start);
  * and tools) */
 typedef struct {
     unsigned long long sent, received, unexpected, rings;
-    unsigned long long copies_sent, copies_read; /* single copy: descriptors sent, data read */
+    unsigned long long copies_sent, copies_read;   /* single copy: descriptors sent, data read */
+    unsigned long long copies_mapped, copies_lent; /* of the reads: by memcpy from a mapped
+                                                    * region, and lent in place */
 } shm_stats_t;
 /* 1 if process pid no longer runs: gone, or a zombie not yet reaped by its parent */
 int shm_process_gone(long pid);

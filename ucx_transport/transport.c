@@ -726,6 +726,7 @@ static void op_reset(tp_ctx_t *tp, tp_op_t *op, int peer, size_t len)
     op->is_recv = 0;
     op->tag = op->checked = 0;
     op->via_shm = op->crossed = 0;
+    op->lend_ok = op->lent = 0;
     op->watched = 0;
     op->watch_prev = op->watch_next = NULL;
 }
@@ -833,7 +834,8 @@ ucoll_status_t tp_irecv(tp_ctx_t *tp, int peer, void *buf, size_t len, void *mem
     ucoll_status_t st = peer_ready(tp, peer);
     if (st != UCOLL_OK)
         return op_fail(op, st);
-    if (tp->peers[peer].shm && through_shm(tp, len, single_copy)) {
+    if (tp->peers[peer].shm && through_shm(tp, len, single_copy & TP_SINGLE_COPY)) {
+        op->lend_ok = (single_copy & TP_LEND) != 0;
         shm_recv(tp->shm, peer, buf, tag, checked, op);
         if (!op->done)
             watch(tp, op);
@@ -848,9 +850,19 @@ static __attribute__((noinline)) void abandon_slow(tp_ctx_t *tp, tp_op_t *op);
 void tp_abandon(tp_ctx_t *tp, tp_op_t *op)
 {
     /* a completed message of the rings, or one UCX completed in place: nothing left to end */
-    if (__builtin_expect(op->done && op->ucp_req == NULL && !op->watched, 1))
+    if (__builtin_expect(op->done && op->ucp_req == NULL && !op->watched && !op->lent, 1))
         return;
     abandon_slow(tp, op);
+}
+
+const void *tp_op_lent(const tp_op_t *op)
+{
+    return op->lent ? op->buf : NULL;
+}
+
+ucoll_status_t tp_release(tp_ctx_t *tp, tp_op_t *op)
+{
+    return shm_release(tp->shm, op, 1);
 }
 
 /* a send UCX has not finished packing (the peer's FIFO was full) still reads the caller's
@@ -872,6 +884,8 @@ static void give_send_time(tp_ctx_t *tp, tp_op_t *op)
 static void abandon_slow(tp_ctx_t *tp, tp_op_t *op)
 {
     unwatch(tp, op);
+    if (op->lent) /* the sender's send fails: its bytes were not used */
+        shm_release(tp->shm, op, 0);
     /* the rings, a single-copy send included: taken back at once (its receiver's read then
      * fails, it cannot return the buffer's later contents) */
     if (!op->done && op->via_shm) {
@@ -1035,6 +1049,8 @@ void tp_get_stats(const tp_ctx_t *tp, tp_stats_t *stats)
     stats->shm_unexpected = st.unexpected;
     stats->copies_sent = st.copies_sent;
     stats->copies_read = st.copies_read;
+    stats->copies_mapped = st.copies_mapped;
+    stats->copies_lent = st.copies_lent;
 }
 
 /* ---------------------------------------------------------------------------------------------

@@ -141,6 +141,14 @@ ucoll_status_t tp_isend(tp_ctx_t *tp, int peer, const void *buf, size_t len, voi
  * size limit), completes the op with UCOLL_ERR_TRUNCATED. */
 ucoll_status_t tp_irecv(tp_ctx_t *tp, int peer, void *buf, size_t len, void *memh, uint64_t tag,
                         uint64_t checked, int single_copy, tp_op_t *op);
+/* tp_irecv's single_copy is TP_SINGLE_COPY, or 0; with TP_LEND added, a message from a sender's
+ * region (ucoll_mem_alloc) may complete the receive without landing in buf: tp_op_lent then
+ * gives its bytes in place (read-only), and the sender waits until tp_release, which says
+ * whether the bytes read meanwhile count (OK, or PEER_FAILED). tp_abandon of a lent receive
+ * fails its sender's send. */
+enum { TP_SINGLE_COPY = 1, TP_LEND = 2 };
+const void *tp_op_lent(const tp_op_t *op);
+ucoll_status_t tp_release(tp_ctx_t *tp, tp_op_t *op);
 /* ends an op: frees its UCP request; an incomplete receive is cancelled, an incomplete send is
  * released to finish inside UCX (its buffer must stay valid until then: only error paths do
  * this). Afterwards the op is done and no callback touches it any more. */
@@ -174,7 +182,7 @@ void tp_mem_unmap(tp_ctx_t *tp, void *memh);
 typedef struct {
     unsigned long long endpoints, rings, sent_ucx, sent_shm;
     unsigned long long shm_sent, shm_received, shm_unexpected;
-    unsigned long long copies_sent, copies_read;
+    unsigned long long copies_sent, copies_read, copies_mapped, copies_lent;
 } tp_stats_t;
 void tp_get_stats(const tp_ctx_t *tp, tp_stats_t *stats);
 

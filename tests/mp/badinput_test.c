@@ -687,6 +687,39 @@ static void blk_bad(const char *what, blk_args_t a, int send, int recv, int null
  * an error only a root sees (NULL receive arrays of gatherv, ...) is made by every rank naming
  * itself the root; one only non-roots see (IN_PLACE off the root) by ranks 1.. with root 0,
  * rank 0 making no call. Each is found before anything is sent, so the ranks stay in step. */
+/* ucoll_mem_alloc / ucoll_mem_free: bad arguments refused; memory zeroed, usable by a
+ * collective, freed exactly once */
+static void test_mem_alloc(ucoll_comm_t *w)
+{
+    void *p = (void *)&g_rank;
+    expect("ucoll_mem_alloc(0)", ucoll_mem_alloc(0, &p), UCOLL_ERR_INVALID_ARG);
+    if (p != (void *)&g_rank)
+        fail("ucoll_mem_alloc(0)", "changed *ptr");
+    expect("ucoll_mem_alloc(ptr NULL)", ucoll_mem_alloc(64, NULL), UCOLL_ERR_INVALID_ARG);
+    expect("ucoll_mem_free(NULL)", ucoll_mem_free(NULL), UCOLL_ERR_INVALID_ARG);
+    long *heap = xalloc(64);
+    expect("ucoll_mem_free(malloc's)", ucoll_mem_free(heap), UCOLL_ERR_INVALID_ARG);
+    free(heap);
+    long *in = NULL, *out = NULL;
+    if (!expect("ucoll_mem_alloc", ucoll_mem_alloc(7 * sizeof(long), (void **)&in), UCOLL_OK) ||
+        !expect("ucoll_mem_alloc", ucoll_mem_alloc(7 * sizeof(long), (void **)&out), UCOLL_OK))
+        return;
+    for (int i = 0; i < 7; i++) {
+        if (in[i] != 0 || out[i] != 0)
+            fail("ucoll_mem_alloc", "memory not zeroed at %d", i);
+        in[i] = g_rank + i;
+    }
+    if (expect("allreduce in ucoll_mem_alloc memory",
+               ucoll_allreduce(w, in, out, 7, UCOLL_INT64, UCOLL_OP_SUM), UCOLL_OK))
+        for (int i = 0; i < 7; i++)
+            if (out[i] != (long)g_size * (g_size - 1) / 2 + (long)g_size * i)
+                fail("allreduce in ucoll_mem_alloc memory", "element %d: %ld", i, out[i]);
+    expect("ucoll_mem_free(inside)", ucoll_mem_free(in + 1), UCOLL_ERR_INVALID_ARG);
+    expect("ucoll_mem_free", ucoll_mem_free(in), UCOLL_OK);
+    expect("ucoll_mem_free twice", ucoll_mem_free(in), UCOLL_ERR_INVALID_ARG);
+    expect("ucoll_mem_free", ucoll_mem_free(out), UCOLL_OK);
+}
+
 static void test_block_arguments(ucoll_comm_t *w)
 {
     const int p = g_size, r = g_rank;
@@ -1421,6 +1454,7 @@ int main(int argc, char **argv)
     if (!only_misuse) {
         test_arguments(w);
         test_block_arguments(w);
+        test_mem_alloc(w);
         test_root_only(w);
         test_requests(w);
     }

@@ -6,7 +6,9 @@
  *
  * Usage: fault_test --seed S --dir DIR [--iters N] [--max-delay-ms MS] [--mode M] [--big B]
  *        (N = 100, MS = 300; --big: every collective moves B bytes, so that the victim dies
- *        during large transfers: on one host, single-copy reads of its buffers)
+ *        during large transfers: on one host, single-copy reads of its buffers; --mem: send
+ *        and receive buffers from ucoll_mem_alloc, so that those reads go through mappings of
+ *        the victim's memory, or reduce straight out of it)
  * Every rank derives the same plan from the seed:
  *   victim   the rank that dies (any rank, 0 included)
  *   mode     before: raise(SIGKILL) just before the call of iteration K (0 <= K < N);
@@ -202,6 +204,30 @@ static void *xmalloc(size_t n)
 
 /* --big: the bytes of every collective's vector; 0: drawn (draw_count) */
 static size_t big_bytes;
+/* --mem: send and receive buffers from ucoll_mem_alloc */
+static int mem_alloc;
+
+static void *buffer_get(size_t n)
+{
+    void *p = NULL;
+    if (!mem_alloc)
+        return xmalloc(n);
+    if (ucoll_mem_alloc(n ? n : 1, &p) != UCOLL_OK) {
+        fprintf(stderr, "fault_test: ucoll_mem_alloc of %zu bytes failed\n", n);
+        exit(1);
+    }
+    return p;
+}
+
+static void buffer_put(void *p)
+{
+    if (!mem_alloc) {
+        free(p);
+    } else if (ucoll_mem_free(p) != UCOLL_OK) {
+        fprintf(stderr, "fault_test: ucoll_mem_free refused a buffer it gave\n");
+        exit(1);
+    }
+}
 
 /* counts: mostly tiny, some medium, a few up to 32 Ki elements (256 KiB of 8-byte elements:
  * segmented, rendezvous messages) */
@@ -233,8 +259,8 @@ static void op_plan(op_t *o, int size, uint64_t iter_salt)
 static void op_prepare(op_t *o, int rank)
 {
     size_t bytes = o->count * o->kind->esize;
-    o->send = xmalloc(bytes);
-    o->recv = xmalloc(bytes);
+    o->send = buffer_get(bytes);
+    o->recv = buffer_get(bytes);
     o->expect = xmalloc(bytes);
     o->tmp = xmalloc(bytes);
     gen(o->kind, rank, o->salt, o->count, o->send);
@@ -306,8 +332,8 @@ static int op_verify(op_t *o, int rank, int size)
 
 static void op_release(op_t *o)
 {
-    free(o->send);
-    free(o->recv);
+    buffer_put(o->send);
+    buffer_put(o->recv);
     free(o->expect);
     free(o->tmp);
     o->send = o->recv = o->expect = o->tmp = NULL;
@@ -365,7 +391,7 @@ static int wait_for_file(const char *path)
 static void usage(void)
 {
     fprintf(stderr, "usage: fault_test --seed S --dir DIR [--iters N] [--max-delay-ms MS] "
-                    "[--mode before|nonblocking|timer|stop|gone|external] [--big BYTES]\n");
+                    "[--mode before|nonblocking|timer|stop|gone|external] [--big BYTES] [--mem]\n");
     exit(2);
 }
 
@@ -388,6 +414,8 @@ int main(int argc, char **argv)
             big_bytes = (size_t)strtoull(argv[++i], NULL, 0);
             if (big_bytes < 8)
                 usage();
+        } else if (strcmp(argv[i], "--mem") == 0) {
+            mem_alloc = 1;
         } else if (strcmp(argv[i], "--max-delay-ms") == 0 && i + 1 < argc) {
             max_delay_ms = atol(argv[++i]);
         } else if (strcmp(argv[i], "--mode") == 0 && i + 1 < argc) {

@@ -6,7 +6,8 @@
  * buffer, unused tails (guard bytes) and send buffers are checked to be left untouched.
  *
  * Usage: mp_test --expect-size N [--colls LIST] [--algs LIST] [--alg-list COLL=LIST]...
- *                [--counts LIST] [--combos LIST] [--big-combos LIST] [--verbose]
+ *                [--counts LIST] [--combos LIST] [--big-combos LIST] [--mem] [--verbose]
+ * (--mem: send and receive buffers from ucoll_mem_alloc.)
  * Exit status 0 only if every case passed on every rank; rank 0 prints one summary line
  * "mp_test np=N: C cases, K rank-checks: P passed, F failed, S skipped".
  */
@@ -1011,7 +1012,8 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: mp_test --expect-size N [--colls LIST] [--algs LIST]\n"
                "               [--alg-list COLL=LIST]... [--counts LIST] [--combos LIST]\n"
-               "               [--big-combos LIST] [--host-order H] [--verbose]\n"
+               "               [--big-combos LIST] [--host-order H] [--mem] [--verbose]\n"
+               "  --mem     send and receive buffers from ucoll_mem_alloc\n"
                "  LIST is comma-separated.\n"
                "  --colls   exscan,scan,reduce,allreduce,bcast,barrier,errors,nonblocking,split"
                " (default all)\n"
@@ -1031,6 +1033,7 @@ int main(int argc, char **argv)
     ctx_t *c = &ctx;
     int expect_size = -1;
     int host_order = 0; /* --host-order H: the cases run on world reordered host by host */
+    int mem_alloc = 0;  /* --mem */
     char *counts_arg = NULL;
     const size_t default_counts[] = {0, 1, 7, 1000, 100000};
 
@@ -1039,6 +1042,10 @@ int main(int argc, char **argv)
         char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--verbose") == 0) {
             c->verbose = 1;
+            continue;
+        }
+        if (strcmp(a, "--mem") == 0) {
+            mem_alloc = 1;
             continue;
         }
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -1132,8 +1139,17 @@ int main(int argc, char **argv)
             printf("mp_test: world ordered host by host (%d hosts)\n", host_order);
     }
 
-    c->send = malloc(c->maxbytes);
-    c->recv = malloc(c->maxbytes);
+    if (mem_alloc) {
+        void *sb = NULL, *rb = NULL;
+        if (ucoll_mem_alloc(c->maxbytes, &sb) == UCOLL_OK &&
+            ucoll_mem_alloc(c->maxbytes, &rb) == UCOLL_OK) {
+            c->send = sb;
+            c->recv = rb;
+        }
+    } else {
+        c->send = malloc(c->maxbytes);
+        c->recv = malloc(c->maxbytes);
+    }
     c->ref = malloc(c->maxbytes);
     c->tmp = malloc(c->maxbytes);
     if (!c->send || !c->recv || !c->ref || !c->tmp) {
@@ -1256,8 +1272,15 @@ int main(int argc, char **argv)
                c->rank, (int)st, ucoll_strerror(st));
         ok = 0;
     }
-    free(c->send);
-    free(c->recv);
+    if (mem_alloc) {
+        if (ucoll_mem_free(c->send) != UCOLL_OK || ucoll_mem_free(c->recv) != UCOLL_OK) {
+            fprintf(stderr, "mp_test: ucoll_mem_free refused a buffer it gave\n");
+            return 1;
+        }
+    } else {
+        free(c->send);
+        free(c->recv);
+    }
     free(c->ref);
     free(c->tmp);
     return ok ? 0 : 1;

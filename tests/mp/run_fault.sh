@@ -40,14 +40,17 @@
 # within 1.5 s): the victim dies or stops during large transfers. With UCOLL_SINGLE_COPY_MIN set
 # those are single-copy reads on this host; the script then also requires that the survivors
 # of the launches read some message by single copy (UCOLL_TEST_SHM_COUNTS' lines).
+# --mem: fault_test --mem (buffers from ucoll_mem_alloc); with --big and single copy, some of
+# the survivors' reads must then have gone through a mapping of the sender's region (copied
+# from it, or reduced straight out of it).
 #
 # Usage: run_fault.sh [--np N] [--reps R] [--stop S] [--gone G] [--seed S] [--timeout T]
-#                     [--big B] [--bin PROGRAM]
+#                     [--big B] [--mem] [--bin PROGRAM]
 #   defaults: N=4, R=20, S=1, G=2, seed 1 (launch i uses seed+i), T=5,
 #   PROGRAM=tests/mp/fault_test (relative to the current directory, else next to this script)
 set -uo pipefail
 
-np=4 reps=20 stops=1 gones=2 seed=1 timeout=5 bin="" big=""
+np=4 reps=20 stops=1 gones=2 seed=1 timeout=5 bin="" big="" mem=0
 while [ $# -gt 0 ]; do
     case $1 in
     --np) np=$2; shift 2 ;;
@@ -58,6 +61,7 @@ while [ $# -gt 0 ]; do
     --timeout) timeout=$2; shift 2 ;;
     --bin) bin=$2; shift 2 ;;
     --big) big=$2; shift 2 ;;
+    --mem) mem=1; shift ;;
     *)
         sed -n '2,/^set /p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
         exit 2
@@ -98,6 +102,7 @@ if [ -n "$big" ]; then
     big_args=(--big "$big" --iters 8 --max-delay-ms 1500)
     export UCOLL_TEST_SHM_COUNTS=1
 fi
+[ "$mem" = 0 ] || big_args+=(--mem)
 
 work=$(mktemp -d /tmp/ucoll-fault.XXXXXX)
 fwd=()
@@ -228,10 +233,17 @@ verdict=PASS
 copies=""
 if [ -n "$big" ] && [ "${UCOLL_SINGLE_COPY_MIN:-0}" != 0 ]; then
     # the survivors' finalize lines: messages they read by single copy, over all launches
-    read_total=$(cat "$work"/*/log | sed -n 's/.* copies_read \([0-9]*\)$/\1/p' |
+    read_total=$(cat "$work"/*/log | sed -n 's/.* copies_read \([0-9]*\).*/\1/p' |
         awk '{ n += $1 } END { print n + 0 }')
     copies=" single-copy reads by survivors: $read_total;"
     [ "$read_total" -gt 0 ] || verdict=FAIL
+    if [ "$mem" = 1 ]; then
+        mapped_total=$(cat "$work"/*/log |
+            sed -n 's/.* copies_mapped \([0-9]*\) copies_lent \([0-9]*\).*/\1 \2/p' |
+            awk '{ n += $1 + $2 } END { print n + 0 }')
+        copies="$copies of them through mappings of the sender's region: $mapped_total;"
+        [ "$mapped_total" -gt 0 ] || verdict=FAIL
+    fi
 fi
 echo "records and logs: $work"
 echo "fault np=$np: $launches launches (victim modes$mode_list), $bad failed;" \

@@ -6,6 +6,7 @@
  * values are the messages the tests wrote and the counts they caused.
  */
 #include "shm.h"
+#include "shm_region.h"
 
 #include <check.h>
 #include <stdint.h>
@@ -672,6 +673,123 @@ START_TEST(single_copy_posted)
 }
 END_TEST
 
+/* regions: a buffer is found only inside one; free takes exactly what alloc gave */
+START_TEST(region_registry)
+{
+    void *a = NULL, *b = NULL;
+    const unsigned before = shm_region_count();
+    ck_assert_int_ne(shm_region_alloc(0, &a), 0);
+    ck_assert_int_eq(shm_region_alloc(10000, &a), 0);
+    ck_assert_int_eq(shm_region_alloc(4096, &b), 0);
+    ck_assert_uint_eq(shm_region_count(), before + 2);
+    const unsigned char zero[10000] = {0};
+    ck_assert_mem_eq(a, zero, sizeof(zero));
+    shm_region_ref_t ref;
+    ck_assert_int_eq(shm_region_find((char *)a + 100, 9000, &ref), 1);
+    ck_assert_uint_eq(ref.off, 100);
+    ck_assert_uint_eq(ref.len, 12288); /* whole pages */
+    ck_assert_int_ge(ref.fd, 0);
+    ck_assert_int_eq(shm_region_find((char *)a + 100, 12288, &ref), 0); /* runs past its end */
+    static unsigned char outside[64];
+    ck_assert_int_eq(shm_region_find(outside, sizeof(outside), &ref), 0);
+    shm_region_ref_t rb;
+    ck_assert_int_eq(shm_region_find(b, 4096, &rb), 1);
+    ck_assert_uint_ne(rb.serial, 0);
+    ck_assert_int_eq(shm_region_find(a, 1, &ref), 1);
+    ck_assert_uint_ne(rb.serial, ref.serial);
+    ck_assert_int_eq(shm_region_free((char *)a + 1), -1); /* not its start */
+    ck_assert_int_eq(shm_region_free(outside), -1);
+    ck_assert_int_eq(shm_region_free(a), 0);
+    ck_assert_int_eq(shm_region_free(a), -1); /* twice */
+    ck_assert_int_eq(shm_region_free(b), 0);
+    ck_assert_int_eq(shm_region_free(NULL), -1);
+    ck_assert_uint_eq(shm_region_count(), before);
+}
+END_TEST
+
+/* a sender's buffer inside a region: the receiver copies it through its mapping of the region
+ * (counted as mapped), and the send completes on the DONE answer as before */
+START_TEST(single_copy_from_region)
+{
+    pair_t p;
+    pair_open_single_copy(&p);
+    void *mem = NULL;
+    ck_assert_int_eq(shm_region_alloc(2 * SC_LEN, &mem), 0);
+    unsigned char *in = (unsigned char *)mem + 64;
+    static unsigned char out[SC_LEN], want[SC_LEN];
+    fill(in, SC_LEN, 3);
+    memcpy(want, in, SC_LEN);
+    tp_op_t s, r;
+    recv_msg(p.ch[1], 0, out, SC_LEN, 5, &r);
+    send_msg(p.ch[0], 1, in, SC_LEN, 5, &s);
+    ck_assert_uint_eq(shm_progress(p.ch[1]), 1);
+    ck_assert_int_eq(r.done, 1);
+    ck_assert_int_eq(r.status, UCOLL_OK);
+    ck_assert_int_eq(r.lent, 0);
+    ck_assert_mem_eq(out, want, SC_LEN);
+    ck_assert_uint_eq(shm_progress(p.ch[0]), 1);
+    ck_assert_int_eq(s.done, 1);
+    ck_assert_int_eq(s.status, UCOLL_OK);
+    ck_assert_uint_eq(stats(p.ch[1]).copies_read, 1);
+    ck_assert_uint_eq(stats(p.ch[1]).copies_mapped, 1);
+    ck_assert_uint_eq(stats(p.ch[1]).copies_lent, 0);
+    pair_close(&p);
+    ck_assert_int_eq(shm_region_free(mem), 0);
+}
+END_TEST
+
+/* a receive that may be lent: it completes pointing at the sender's bytes, nothing copied, and
+ * the sender waits until the release; released unused, the send fails; a release after the
+ * sender took its buffer back says the bytes do not count */
+START_TEST(single_copy_lent)
+{
+    pair_t p;
+    pair_open_single_copy(&p);
+    void *mem = NULL;
+    ck_assert_int_eq(shm_region_alloc(SC_LEN, &mem), 0);
+    unsigned char *in = mem;
+    static unsigned char out[SC_LEN], untouched[SC_LEN];
+    fill(in, SC_LEN, 4);
+    memset(out, 0xA5, SC_LEN);
+    memset(untouched, 0xA5, SC_LEN);
+    for (int round = 0; round < 3; round++) {
+        tp_op_t s, r;
+        recv_msg(p.ch[1], 0, out, SC_LEN, 7, &r);
+        r.lend_ok = 1;
+        send_msg(p.ch[0], 1, in, SC_LEN, 7, &s);
+        ck_assert_uint_eq(shm_progress(p.ch[1]), 1);
+        ck_assert_int_eq(r.done, 1);
+        ck_assert_int_eq(r.status, UCOLL_OK);
+        ck_assert_int_eq(r.lent, 1);
+        ck_assert_ptr_ne(r.buf, in); /* the receiver's own mapping of the region */
+        ck_assert_mem_eq(r.buf, in, SC_LEN);
+        ck_assert_mem_eq(out, untouched, SC_LEN);
+        shm_progress(p.ch[0]);
+        ck_assert_int_eq(s.done, 0); /* the sender waits for the release */
+        if (round == 0) {
+            ck_assert_int_eq(shm_release(p.ch[1], &r, 1), UCOLL_OK);
+            shm_progress(p.ch[0]);
+            ck_assert_int_eq(s.done, 1);
+            ck_assert_int_eq(s.status, UCOLL_OK);
+        } else if (round == 1) {
+            ck_assert_int_eq(shm_release(p.ch[1], &r, 0), UCOLL_OK);
+            shm_progress(p.ch[0]);
+            ck_assert_int_eq(s.done, 1);
+            ck_assert_int_eq(s.status, UCOLL_ERR_TRANSPORT);
+        } else {
+            shm_cancel(p.ch[0], &s); /* the sender gives up first */
+            ck_assert_int_eq(shm_release(p.ch[1], &r, 1), UCOLL_ERR_PEER_FAILED);
+        }
+        ck_assert_int_eq(r.lent, 0);
+        ck_assert_int_eq(shm_release(p.ch[1], &r, 1), r.status); /* no longer lent: nothing */
+    }
+    ck_assert_uint_eq(stats(p.ch[1]).copies_lent, 3);
+    ck_assert_uint_eq(stats(p.ch[1]).copies_mapped, 0);
+    pair_close(&p);
+    ck_assert_int_eq(shm_region_free(mem), 0);
+}
+END_TEST
+
 /* the descriptor before its receive waits in the unexpected list; nothing is read until the
  * receive is posted, and then the sender's buffer as it is at that moment (the send has not
  * completed, so its buffer is still the message) */
@@ -987,6 +1105,9 @@ int main(void)
     tcase_add_test(tc, forged_consumed_count);
     tcase_add_test(tc, single_copy_posted);
     tcase_add_test(tc, single_copy_unexpected);
+    tcase_add_test(tc, region_registry);
+    tcase_add_test(tc, single_copy_from_region);
+    tcase_add_test(tc, single_copy_lent);
     tcase_add_test(tc, single_copy_length_mismatch);
     tcase_add_test(tc, single_copy_cancelled);
     tcase_add_test(tc, single_copy_cells_run_out);
