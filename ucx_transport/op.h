@@ -34,8 +34,9 @@ struct tp_op {
     /* shm single copy, a send: its cell in the receiver's ring and that cell's generation; a
      * lent receive: the sender's cell it must answer */
     uint32_t sc_cell, sc_gen;
-    int lend_ok; /* a receive that may be lent the sender's bytes (shm_release) */
-    int lent;    /* it was: buf points at them, the sender waits */
+    int lend_ok;  /* a receive that may be lent the sender's bytes (shm_release) */
+    int lent;     /* it was: buf points at them, the sender waits */
+    int lent_map; /* then: the entry of its peer's mapped regions they lie in */
 };
 
 _Static_assert(sizeof(struct tp_op) <= TP_OP_BYTES, "an op fits its slot in an op array");

@@ -133,8 +133,10 @@ struct peer_map {
     void *base; /* NULL: unused */
     uint64_t serial, len;
     int fd;
+    unsigned lent; /* receives lent bytes of it and not yet released: it stays mapped */
 };
-enum { SHM_PEER_MAPS = 8 }; /* regions kept mapped per peer; the oldest goes first */
+/* regions kept mapped per peer; the oldest not lent goes first */
+enum { SHM_PEER_MAPS = 8 };
 
 /* one rank of this host, seen from this process */
 struct shm_peer {
@@ -641,16 +643,27 @@ static int read_peer(long pid, void *buf, uint64_t addr, uint64_t len)
     return 0;
 }
 
-/* p's region that ref names, mapped read-only here (on its first use); NULL if it cannot be:
- * the caller then reads the sender's memory by process_vm_readv */
-static const char *peer_region(struct shm_peer *p, const shm_region_ref_t *ref)
+/* p's region that ref names, mapped read-only here (on its first use), its entry in p->maps at
+ * *slot_out; NULL if it cannot be (or every entry is lent): the caller then reads the sender's
+ * memory by process_vm_readv */
+static const char *peer_region(struct shm_peer *p, const shm_region_ref_t *ref, int *slot_out)
 {
     if (ref->fd < 0 || ref->len == 0 || ref->off > ref->len)
         return NULL;
     for (int m = 0; m < SHM_PEER_MAPS; m++)
         if (p->maps[m].base != NULL && p->maps[m].serial == ref->serial &&
-            p->maps[m].fd == ref->fd && p->maps[m].len == ref->len)
+            p->maps[m].fd == ref->fd && p->maps[m].len == ref->len) {
+            *slot_out = m;
             return p->maps[m].base;
+        }
+    int victim = -1; /* an entry no lent receive points into */
+    for (int k = 0; k < SHM_PEER_MAPS && victim < 0; k++) {
+        const int m = (int)((p->next_map + (unsigned)k) % SHM_PEER_MAPS);
+        if (p->maps[m].lent == 0)
+            victim = m;
+    }
+    if (victim < 0)
+        return NULL;
     char path[64], target[96], want[64];
     snprintf(path, sizeof(path), "/proc/%ld/fd/%d", p->pid, ref->fd);
     snprintf(want, sizeof(want), "/memfd:" SHM_REGION_NAME "%llu", (unsigned long long)ref->serial);
@@ -672,11 +685,12 @@ static const char *peer_region(struct shm_peer *p, const shm_region_ref_t *ref)
     close(fd);
     if (base == MAP_FAILED)
         return NULL;
-    struct peer_map *slot = &p->maps[p->next_map];
-    p->next_map = (p->next_map + 1) % SHM_PEER_MAPS;
+    struct peer_map *slot = &p->maps[victim];
+    p->next_map = (unsigned)(victim + 1) % SHM_PEER_MAPS;
     if (slot->base != NULL)
         munmap(slot->base, slot->len);
-    *slot = (struct peer_map){base, ref->serial, ref->len, ref->fd};
+    *slot = (struct peer_map){base, ref->serial, ref->len, ref->fd, 0};
+    *slot_out = victim;
     return base;
 }
 
@@ -688,14 +702,17 @@ static void single_copy_read(shm_chan_t *ch, struct shm_peer *p, tp_op_t *op, ui
 {
     _Atomic uint32_t *cell = &p->in->cell[d->cell]; /* d->cell checked on arrival */
     const char *mapped = NULL;
+    int slot = 0;
     if (d->len != op->expected || ((tag ^ op->tag) & op->checked) != 0) {
         cell_answer(cell, d->gen, CELL_REJECTED);
         op->status = UCOLL_ERR_TRUNCATED;
     } else if (d->region.fd >= 0 && d->len <= d->region.len - d->region.off &&
-               (mapped = peer_region(p, &d->region)) != NULL) {
+               (mapped = peer_region(p, &d->region, &slot)) != NULL) {
         if (op->lend_ok) { /* the cell stays POSTED until shm_release */
             op->buf = (void *)(mapped + d->region.off);
             op->lent = 1;
+            op->lent_map = slot;
+            p->maps[slot].lent++;
             op->sc_cell = d->cell;
             op->sc_gen = d->gen;
             op->status = UCOLL_OK;
@@ -812,6 +829,7 @@ ucoll_status_t shm_release(shm_chan_t *ch, tp_op_t *op, int used)
     struct shm_peer *p = peer_of(ch, op->peer);
     op->lent = 0;
     op->buf = NULL;
+    p->maps[op->lent_map].lent--;
     /* the data counts only if DONE wins: a sender that cancelled first may have changed it */
     const int won =
         cell_answer(&p->in->cell[op->sc_cell], op->sc_gen, used ? CELL_DONE : CELL_FAILED);

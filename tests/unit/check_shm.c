@@ -790,6 +790,61 @@ START_TEST(single_copy_lent)
 }
 END_TEST
 
+/* a mapping that a lent receive points into is never evicted: with receives lent from 8
+ * regions (every entry of the peer's), a ninth region's message is read by process_vm_readv,
+ * and the lent bytes stay readable until released */
+START_TEST(single_copy_lent_pins_mapping)
+{
+    enum { NREG = 9 };
+    pair_t p;
+    pair_open_single_copy(&p);
+    void *mem[NREG];
+    tp_op_t s[NREG], r[NREG];
+    static unsigned char out[NREG][SC_LEN], want[SC_LEN];
+    for (int k = 0; k < NREG; k++) {
+        ck_assert_int_eq(shm_region_alloc(SC_LEN, &mem[k]), 0);
+        fill(mem[k], SC_LEN, 10u + (unsigned)k);
+        recv_msg(p.ch[1], 0, out[k], SC_LEN, 100u + (unsigned)k, &r[k]);
+        r[k].lend_ok = 1;
+        send_msg(p.ch[0], 1, mem[k], SC_LEN, 100u + (unsigned)k, &s[k]);
+        while (!r[k].done)
+            shm_progress(p.ch[1]);
+        ck_assert_int_eq(r[k].status, UCOLL_OK);
+        ck_assert_int_eq(r[k].lent, k < NREG - 1);
+    }
+    fill(want, SC_LEN, 10u + NREG - 1);
+    ck_assert_mem_eq(out[NREG - 1], want, SC_LEN);
+    ck_assert_uint_eq(stats(p.ch[1]).copies_lent, NREG - 1);
+    ck_assert_uint_eq(stats(p.ch[1]).copies_mapped, 0);
+    for (int k = 0; k < NREG - 1; k++) {
+        fill(want, SC_LEN, 10u + (unsigned)k);
+        ck_assert_mem_eq(r[k].buf, want, SC_LEN);
+        ck_assert_int_eq(shm_release(p.ch[1], &r[k], 1), UCOLL_OK);
+    }
+    for (int k = 0; k < NREG; k++) {
+        while (!s[k].done)
+            shm_progress(p.ch[0]);
+        ck_assert_int_eq(s[k].status, UCOLL_OK);
+    }
+    /* released: a tenth region may now take an entry */
+    void *more = NULL;
+    ck_assert_int_eq(shm_region_alloc(SC_LEN, &more), 0);
+    tp_op_t s2, r2;
+    recv_msg(p.ch[1], 0, out[0], SC_LEN, 200, &r2);
+    send_msg(p.ch[0], 1, more, SC_LEN, 200, &s2);
+    while (!r2.done)
+        shm_progress(p.ch[1]);
+    ck_assert_int_eq(r2.status, UCOLL_OK);
+    ck_assert_uint_eq(stats(p.ch[1]).copies_mapped, 1);
+    while (!s2.done)
+        shm_progress(p.ch[0]);
+    pair_close(&p);
+    for (int k = 0; k < NREG; k++)
+        ck_assert_int_eq(shm_region_free(mem[k]), 0);
+    ck_assert_int_eq(shm_region_free(more), 0);
+}
+END_TEST
+
 /* the descriptor before its receive waits in the unexpected list; nothing is read until the
  * receive is posted, and then the sender's buffer as it is at that moment (the send has not
  * completed, so its buffer is still the message) */
@@ -1108,6 +1163,7 @@ int main(void)
     tcase_add_test(tc, region_registry);
     tcase_add_test(tc, single_copy_from_region);
     tcase_add_test(tc, single_copy_lent);
+    tcase_add_test(tc, single_copy_lent_pins_mapping);
     tcase_add_test(tc, single_copy_length_mismatch);
     tcase_add_test(tc, single_copy_cancelled);
     tcase_add_test(tc, single_copy_cells_run_out);
