@@ -16,7 +16,9 @@
 #
 # Usage: perf/targets.sh [BUILD_DIR] [OUT_CSV]  (defaults . and /tmp/targets.csv)
 # Environment: UCC_PREFIX (default /tmp/ucc-install), UCC_SRC, NPS (default "2 3"),
-#              SIZES (default 64K,1M,16M); UCOLL_* variables are passed to every rank
+#              SIZES (default 64K,1M,16M), COLLS (default all five); UCOLL_* variables are
+#              passed to every rank; MEM_ALLOC=1: ucoll's buffers from ucoll_mem_alloc (run it
+#              with UCOLL_SINGLE_COPY_MIN=131072 UCOLL_SINGLE_COPY_MAX=0, see the README)
 set -euo pipefail
 
 srcdir=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,6 +27,9 @@ out=${2:-/tmp/targets.csv}
 ucc=${UCC_PREFIX:-/tmp/ucc-install}
 nps=${NPS:-"2 3"}
 sizes=${SIZES:-64K,1M,16M}
+colls=${COLLS:-allreduce,reduce,bcast,exscan,scan}
+mem_flag=""
+[ "${MEM_ALLOC:-0}" = 0 ] || mem_flag=-M
 
 if [ ! -f "$ucc/include/ucc/api/ucc.h" ]; then
     if [ -z "${UCC_SRC:-}" ] || [ ! -x "$UCC_SRC/autogen.sh" ]; then
@@ -64,7 +69,7 @@ for np in $nps; do
         [ "$setting" = pml-ucx ] && mca=$ucx_mca
         # shellcheck disable=SC2086  # $mca and $fwd are lists of words
         setsid timeout -k 5 900 mpirun -x UCX_NET_DEVICES $fwd -np "$np" $mca "$bin" -s "$sizes" \
-            -l "$setting" >>"$out" || {
+            -c "$colls" -l "$setting" $mem_flag >>"$out" || {
             echo "$0: np=$np $setting failed" >&2
             rm -f "$bin"
             exit 1

@@ -14,7 +14,8 @@
  * others sleep), and every rank at once after it.
  *
  * Usage: mpirun -np N ucoll_vs_ucc [-c allreduce,reduce,bcast,exscan,scan] [-s 64K,1M,16M]
- *                                  [-l LABEL]
+ *                                  [-l LABEL] [-M]
+ * -M: ucoll's buffers come from ucoll_mem_alloc (the others' from malloc, as always).
  * Output: CSV label,np,coll,bytes,ucoll_us,ucc_us,mpi_us then memcpy lines as comments.
  */
 #define _DEFAULT_SOURCE
@@ -38,7 +39,7 @@ typedef struct {
     ucc_context_h ctx;
     ucc_team_h team;
     int rank, size;
-    float *send, *recv[NLIBS];
+    float *send[NLIBS], *recv[NLIBS]; /* each library's own, equal inputs */
 } run_t;
 
 static double now_us(void)
@@ -160,23 +161,23 @@ static void call(run_t *r, int lib, int coll, size_t n)
     switch (coll) {
     case C_ALLREDUCE:
         if (lib == LIB_UCOLL)
-            st = ucoll_allreduce(r->uc, r->send, out, n, UCOLL_FLOAT32, UCOLL_OP_SUM);
+            st = ucoll_allreduce(r->uc, r->send[lib], out, n, UCOLL_FLOAT32, UCOLL_OP_SUM);
         else if (lib == LIB_UCC)
-            ucc_run(r, UCC_COLL_TYPE_ALLREDUCE, r->send, out, n);
+            ucc_run(r, UCC_COLL_TYPE_ALLREDUCE, r->send[lib], out, n);
         else
-            MPI_Allreduce(r->send, out, c, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+            MPI_Allreduce(r->send[lib], out, c, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
         break;
     case C_REDUCE:
         if (lib == LIB_UCOLL)
-            st = ucoll_reduce(r->uc, r->send, out, n, UCOLL_FLOAT32, UCOLL_OP_SUM, 0);
+            st = ucoll_reduce(r->uc, r->send[lib], out, n, UCOLL_FLOAT32, UCOLL_OP_SUM, 0);
         else if (lib == LIB_UCC)
-            ucc_run(r, UCC_COLL_TYPE_REDUCE, r->send, out, n);
+            ucc_run(r, UCC_COLL_TYPE_REDUCE, r->send[lib], out, n);
         else
-            MPI_Reduce(r->send, out, c, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD);
+            MPI_Reduce(r->send[lib], out, c, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD);
         break;
     case C_BCAST:
         if (r->rank == 0)
-            memcpy(out, r->send, n * sizeof(float));
+            memcpy(out, r->send[lib], n * sizeof(float));
         if (lib == LIB_UCOLL)
             st = ucoll_bcast(r->uc, out, n, UCOLL_FLOAT32, 0);
         else if (lib == LIB_UCC)
@@ -186,15 +187,15 @@ static void call(run_t *r, int lib, int coll, size_t n)
         break;
     case C_EXSCAN:
         if (lib == LIB_UCOLL)
-            st = ucoll_exscan(r->uc, r->send, out, n, UCOLL_FLOAT32, UCOLL_OP_SUM);
+            st = ucoll_exscan(r->uc, r->send[lib], out, n, UCOLL_FLOAT32, UCOLL_OP_SUM);
         else
-            MPI_Exscan(r->send, out, c, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+            MPI_Exscan(r->send[lib], out, c, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
         break;
     case C_SCAN:
         if (lib == LIB_UCOLL)
-            st = ucoll_scan(r->uc, r->send, out, n, UCOLL_FLOAT32, UCOLL_OP_SUM);
+            st = ucoll_scan(r->uc, r->send[lib], out, n, UCOLL_FLOAT32, UCOLL_OP_SUM);
         else
-            MPI_Scan(r->send, out, c, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+            MPI_Scan(r->send[lib], out, c, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
         break;
     }
     if (st != UCOLL_OK)
@@ -280,8 +281,11 @@ int main(int argc, char **argv)
 {
     const char *colls = "allreduce,reduce,bcast,exscan,scan", *sizes = "64K,1M,16M", *label = "";
     int opt;
-    while ((opt = getopt(argc, argv, "c:s:l:")) != -1) {
-        if (opt == 'c')
+    int mem_alloc = 0;
+    while ((opt = getopt(argc, argv, "c:s:l:M")) != -1) {
+        if (opt == 'M')
+            mem_alloc = 1;
+        else if (opt == 'c')
             colls = optarg;
         else if (opt == 's')
             sizes = optarg;
@@ -318,16 +322,28 @@ int main(int argc, char **argv)
     const double together_us = memcpy_us(biggest, 30, 1);
 
     const size_t n_max = biggest / sizeof(float);
-    r.send = malloc(biggest);
-    for (int l = 0; l < NLIBS; l++)
-        r.recv[l] = malloc(biggest);
+    for (int l = 0; l < NLIBS; l++) {
+        void *sb = NULL, *rb = NULL;
+        if (l == LIB_UCOLL && mem_alloc) {
+            if (ucoll_mem_alloc(biggest, &sb) != UCOLL_OK ||
+                ucoll_mem_alloc(biggest, &rb) != UCOLL_OK)
+                die("ucoll_mem_alloc failed");
+        } else {
+            sb = malloc(biggest);
+            rb = malloc(biggest);
+        }
+        r.send[l] = sb;
+        r.recv[l] = rb;
+    }
     double *t[NLIBS];
     for (int l = 0; l < NLIBS; l++)
         t[l] = malloc(sizeof(double) * 1000);
-    if (r.send == NULL || r.recv[0] == NULL || r.recv[1] == NULL || r.recv[2] == NULL)
-        die("out of memory");
-    for (size_t i = 0; i < n_max; i++)
-        r.send[i] = (float)((r.rank + i) % 7);
+    for (int l = 0; l < NLIBS; l++) {
+        if (r.send[l] == NULL || r.recv[l] == NULL)
+            die("out of memory");
+        for (size_t i = 0; i < n_max; i++)
+            r.send[l][i] = (float)((r.rank + i) % 7);
+    }
     if (r.rank == 0)
         printf("label,np,coll,bytes,ucoll_us,ucc_us,mpi_us\n");
 

@@ -114,6 +114,20 @@ typedef void (*kernel_fn)(const void *in, void *inout, size_t count);
             const T b = inout[i];                                                                  \
             inout[i] = (T)(EXPR);                                                                  \
         }                                                                                          \
+    }                                                                                              \
+    /* out[i] = in[i] (+) right[i]: one pass where a copy of right into out would be another */    \
+    KERNEL_ATTR static void k3_##NAME(const void *restrict vin, const void *restrict vright,       \
+                                      void *restrict vout, size_t n)                               \
+    {                                                                                              \
+        typedef T __attribute__((aligned(1), may_alias)) elem_t;                                   \
+        const elem_t *restrict in = vin;                                                           \
+        const elem_t *restrict right = vright;                                                     \
+        elem_t *restrict out = vout;                                                               \
+        for (size_t i = 0; i < n; i++) {                                                           \
+            const T a = in[i];                                                                     \
+            const T b = right[i];                                                                  \
+            out[i] = (T)(EXPR);                                                                    \
+        }                                                                                          \
     }
 
 /* W is unused by the comparison, logical and bitwise kernels. (clang-format would read
@@ -155,6 +169,13 @@ ARITH_KERNELS(f64, double, double)
     [UCOLL_FLOAT32] = k_##OP##_f32, [UCOLL_FLOAT64] = k_##OP##_f64,                                \
     [UCOLL_FLOAT16] = half_##OP##_f16, [UCOLL_BFLOAT16] = half_##OP##_bf16
 #define ALL_ROW(OP) INT_ROW(OP), FLOAT_ROW(OP)
+/* the three-operand kernels: the 16-bit floating types have none (op_apply_to copies) */
+#define INT_ROW3(OP)                                                                               \
+    [UCOLL_INT8] = k3_##OP##_i8, [UCOLL_UINT8] = k3_##OP##_u8, [UCOLL_INT16] = k3_##OP##_i16,      \
+    [UCOLL_UINT16] = k3_##OP##_u16, [UCOLL_INT32] = k3_##OP##_i32, [UCOLL_UINT32] = k3_##OP##_u32, \
+    [UCOLL_INT64] = k3_##OP##_i64, [UCOLL_UINT64] = k3_##OP##_u64
+#define FLOAT_ROW3(OP) [UCOLL_FLOAT32] = k3_##OP##_f32, [UCOLL_FLOAT64] = k3_##OP##_f64
+#define ALL_ROW3(OP) INT_ROW3(OP), FLOAT_ROW3(OP)
 
 /* NULL entries are the combinations op_check rejects */
 static const kernel_fn kernels[UCOLL_NOPS][UCOLL_NDTYPES] = {
@@ -164,6 +185,16 @@ static const kernel_fn kernels[UCOLL_NOPS][UCOLL_NDTYPES] = {
     [UCOLL_OP_LXOR] = {INT_ROW(lxor)}, [UCOLL_OP_BAND] = {INT_ROW(band)},
     [UCOLL_OP_BOR] = {INT_ROW(bor)},   [UCOLL_OP_BXOR] = {INT_ROW(bxor)},
     [UCOLL_OP_AVG] = {FLOAT_ROW(sum)}, /* the division comes once, at the end (op_finish) */
+};
+
+typedef void (*kernel3_fn)(const void *in, const void *right, void *out, size_t count);
+static const kernel3_fn kernels3[UCOLL_NOPS][UCOLL_NDTYPES] = {
+    [UCOLL_OP_SUM] = {ALL_ROW3(sum)},   [UCOLL_OP_PROD] = {ALL_ROW3(prod)},
+    [UCOLL_OP_MIN] = {ALL_ROW3(min)},   [UCOLL_OP_MAX] = {ALL_ROW3(max)},
+    [UCOLL_OP_LAND] = {INT_ROW3(land)}, [UCOLL_OP_LOR] = {INT_ROW3(lor)},
+    [UCOLL_OP_LXOR] = {INT_ROW3(lxor)}, [UCOLL_OP_BAND] = {INT_ROW3(band)},
+    [UCOLL_OP_BOR] = {INT_ROW3(bor)},   [UCOLL_OP_BXOR] = {INT_ROW3(bxor)},
+    [UCOLL_OP_AVG] = {FLOAT_ROW3(sum)},
 };
 
 static const char *const op_names[UCOLL_NOPS] = {
@@ -414,5 +445,23 @@ void op_apply(ucoll_op_t op, ucoll_dtype_t dtype, const void *in, void *inout, s
         guard_enter_user_fn(); /* ucoll calls from inside it are refused, not re-entered */
         u.fn(in, inout, count, dtype, u.arg);
         guard_leave_user_fn();
+    }
+}
+
+void op_apply_to(ucoll_op_t op, ucoll_dtype_t dtype, const void *in, const void *right, void *out,
+                 size_t count)
+{
+    if (count == 0 || !dtype_known(dtype))
+        return;
+    if (op_predefined(op) && kernels3[op][dtype] != NULL) {
+        kernels3[op][dtype](in, right, out, count);
+        return;
+    }
+    /* a piece of right at a time into out, (+)ed while it is still in cache */
+    const size_t esz = dtype_size(dtype), piece = 16384 / esz > 0 ? 16384 / esz : 1;
+    for (size_t off = 0; off < count; off += piece) {
+        const size_t k = count - off < piece ? count - off : piece;
+        memcpy((char *)out + off * esz, (const char *)right + off * esz, k * esz);
+        op_apply(op, dtype, (const char *)in + off * esz, (char *)out + off * esz, k);
     }
 }

@@ -46,5 +46,9 @@ void op_release(ucoll_op_t op);
 double op_stated_gamma(ucoll_op_t op);
 /* inout[i] = in[i] (+) inout[i] for i < count; op/dtype must have passed op_check */
 void op_apply(ucoll_op_t op, ucoll_dtype_t dtype, const void *in, void *inout, size_t count);
+/* out[i] = in[i] (+) right[i]: op_apply of in onto a copy of right in out (out overlaps
+ * neither) */
+void op_apply_to(ucoll_op_t op, ucoll_dtype_t dtype, const void *in, const void *right, void *out,
+                 size_t count);
 
 #endif

@@ -541,25 +541,16 @@ static void abandon_round(ucoll_request_t *req)
 }
 
 /* the REDUCE red with the bytes of its received operand at `lent` (the sender's, in place)
- * instead of in the receive region. Where they stand for dst (dst <- src (+) received), they
- * go into dst a cache-sized piece at a time, each (+)ed while it is still in cache: one pass
- * over each operand, as a three-operand kernel would make. */
+ * instead of in the receive region; where they stand for dst (dst <- src (+) received), one
+ * three-operand pass writes dst */
 static void reduce_lent(ucoll_request_t *req, const sched_step_t *red, const sched_step_t *xchg,
                         const char *lent)
 {
-    const size_t esz = req->elem_size, n = red->src.count;
     char *dst = region_addr(req, red->dst);
-    if (!same_region(red->dst, xchg->recv)) { /* dst <- received (+) dst */
-        op_apply(req->op, req->dtype, lent, dst, n);
-        return;
-    }
-    const char *src = region_addr(req, red->src);
-    const size_t piece = 16384 / esz > 0 ? 16384 / esz : 1;
-    for (size_t off = 0; off < n; off += piece) {
-        const size_t k = n - off < piece ? n - off : piece;
-        memcpy(dst + off * esz, lent + off * esz, k * esz);
-        op_apply(req->op, req->dtype, src + off * esz, dst + off * esz, k);
-    }
+    if (!same_region(red->dst, xchg->recv)) /* dst <- received (+) dst */
+        op_apply(req->op, req->dtype, lent, dst, red->src.count);
+    else
+        op_apply_to(req->op, req->dtype, region_addr(req, red->src), lent, dst, red->src.count);
 }
 
 /* applies the fused REDUCE to every received segment not yet reduced, in order */

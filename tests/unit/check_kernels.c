@@ -376,6 +376,42 @@ static void run_kernel(int op, int d, size_t start, size_t count, uint64_t seed)
     free(io0);
 }
 
+/* op_apply_to(in, right, out) writes exactly what op_apply(in, copy of right) does, and leaves
+ * its inputs alone: every valid pair, counts across its pieces, one element off alignment */
+START_TEST(test_apply_to)
+{
+    const int op = _i / UCOLL_NDTYPES, d = _i % UCOLL_NDTYPES;
+    if (op_check(op, (ucoll_dtype_t)d) != UCOLL_OK)
+        return;
+    const size_t esz = dtype_size((ucoll_dtype_t)d), counts[] = {0, 1, 7, 4097, 100003};
+    for (size_t c = 0; c < sizeof(counts) / sizeof(counts[0]); c++) {
+        enum { CAP = 100003 * 8 + 1 }; /* the most bytes a case needs */
+        const size_t n = counts[c], bytes = CAP;
+        ck_assert_uint_le(n * esz + 1, CAP);
+        unsigned char *in = malloc(bytes), *right = malloc(bytes), *want = malloc(bytes),
+                      *got = malloc(bytes), *in0 = malloc(bytes), *right0 = malloc(bytes);
+        ck_assert(in && right && want && got && in0 && right0);
+        uint64_t x = 88172645463325252ull + (uint64_t)_i * 31 + c;
+        for (size_t b = 0; b < bytes; b++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            in[b] = (unsigned char)x;
+            right[b] = (unsigned char)(x >> 8);
+        }
+        memcpy(in0, in, bytes);
+        memcpy(right0, right, bytes);
+        memcpy(want + 1, right + 1, n * esz);
+        op_apply(op, (ucoll_dtype_t)d, in + 1, want + 1, n);
+        memset(got, 0xEE, bytes);
+        op_apply_to(op, (ucoll_dtype_t)d, in + 1, right + 1, got + 1, n);
+        ck_assert_int_eq(got[0], 0xEE);
+        ck_assert_mem_eq(got + 1, want + 1, n * esz);
+        ck_assert_mem_eq(in, in0, bytes);
+        ck_assert_mem_eq(right, right0, bytes);
+        free(in), free(right), free(want), free(got), free(in0), free(right0);
+    }
+}
+END_TEST
+
 START_TEST(test_kernel)
 {
     int op = _i / NDTYPES_WIDE, d = _i % NDTYPES_WIDE;
@@ -1422,6 +1458,7 @@ static Suite *kernels_suite(void)
     TCase *tc = tcase_create("kernels");
     tcase_set_timeout(tc, 60); /* generous: make check may run on a loaded machine */
     tcase_add_loop_test(tc, test_kernel, 0, UCOLL_NOPS * NDTYPES_WIDE);
+    tcase_add_loop_test(tc, test_apply_to, 0, UCOLL_NOPS * UCOLL_NDTYPES);
     tcase_add_loop_test(tc, test_unaligned, 0, UCOLL_NOPS * UCOLL_NDTYPES);
     tcase_add_test(tc, test_invalid_combinations);
     tcase_add_test(tc, test_spot_integers);
