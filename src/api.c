@@ -532,8 +532,10 @@ UCOLL_EXPORT ucoll_status_t ucoll_mem_alloc(size_t bytes, void **ptr)
     const int err = shm_region_alloc(bytes, ptr);
     if (err == 0)
         return UCOLL_OK;
-    return err == ENOMEM || err == ENOSPC || err == EFBIG ? UCOLL_ERR_NO_MEMORY
-                                                          : UCOLL_ERR_NOT_SUPPORTED;
+    /* out of memory, of space in the memfd's file system, or of descriptors (one per region) */
+    return err == ENOMEM || err == ENOSPC || err == EFBIG || err == EMFILE || err == ENFILE
+               ? UCOLL_ERR_NO_MEMORY
+               : UCOLL_ERR_NOT_SUPPORTED;
 }
 
 UCOLL_EXPORT ucoll_status_t ucoll_mem_free(void *ptr)

@@ -643,6 +643,21 @@ static int read_peer(long pid, void *buf, uint64_t addr, uint64_t len)
     return 0;
 }
 
+/* 1 if descriptor fd of process pid is the memfd of region `serial`; with path_out (64 bytes)
+ * set to its /proc path */
+static int names_region(long pid, int fd, uint64_t serial, char *path_out)
+{
+    char target[96], want[64];
+    snprintf(path_out, 64, "/proc/%ld/fd/%d", pid, fd);
+    snprintf(want, sizeof(want), "/memfd:" SHM_REGION_NAME "%llu", (unsigned long long)serial);
+    const ssize_t n = readlink(path_out, target, sizeof(target) - 1);
+    if (n < 0)
+        return 0;
+    target[n] = '\0';
+    const size_t wl = strlen(want);
+    return strncmp(target, want, wl) == 0 && (target[wl] == '\0' || target[wl] == ' ');
+}
+
 /* p's region that ref names, mapped read-only here (on its first use), its entry in p->maps at
  * *slot_out; NULL if it cannot be (or every entry is lent): the caller then reads the sender's
  * memory by process_vm_readv */
@@ -656,7 +671,20 @@ static const char *peer_region(struct shm_peer *p, const shm_region_ref_t *ref, 
             *slot_out = m;
             return p->maps[m].base;
         }
-    int victim = -1; /* an entry no lent receive points into */
+    /* entries of regions their owner has freed go first (their memory stays taken as long as
+     * they are mapped), then the oldest; never one a lent receive points into */
+    int victim = -1;
+    for (int m = 0; m < SHM_PEER_MAPS; m++) {
+        struct peer_map *e = &p->maps[m];
+        char stale_path[64];
+        if (e->base != NULL && e->lent == 0 &&
+            !names_region(p->pid, e->fd, e->serial, stale_path)) {
+            munmap(e->base, e->len);
+            e->base = NULL;
+        }
+        if (e->base == NULL && victim < 0)
+            victim = m;
+    }
     for (int k = 0; k < SHM_PEER_MAPS && victim < 0; k++) {
         const int m = (int)((p->next_map + (unsigned)k) % SHM_PEER_MAPS);
         if (p->maps[m].lent == 0)
@@ -664,16 +692,9 @@ static const char *peer_region(struct shm_peer *p, const shm_region_ref_t *ref, 
     }
     if (victim < 0)
         return NULL;
-    char path[64], target[96], want[64];
-    snprintf(path, sizeof(path), "/proc/%ld/fd/%d", p->pid, ref->fd);
-    snprintf(want, sizeof(want), "/memfd:" SHM_REGION_NAME "%llu", (unsigned long long)ref->serial);
-    const ssize_t n = readlink(path, target, sizeof(target) - 1);
-    if (n < 0)
-        return NULL;
-    target[n] = '\0';
+    char path[64];
     /* the descriptor must name that very region: its number may since name another file */
-    const size_t wl = strlen(want);
-    if (strncmp(target, want, wl) != 0 || (target[wl] != '\0' && target[wl] != ' '))
+    if (!names_region(p->pid, ref->fd, ref->serial, path))
         return NULL;
     const int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -721,7 +742,7 @@ static void single_copy_read(shm_chan_t *ch, struct shm_peer *p, tp_op_t *op, ui
         } else {
             memcpy(op->buf, mapped + d->region.off, d->len);
             op->status = cell_answer(cell, d->gen, CELL_DONE) ? UCOLL_OK : UCOLL_ERR_PEER_FAILED;
-            ch->stats.copies_mapped++;
+            ch->stats.copies_mapped += op->status == UCOLL_OK;
             ch->stats.copies_read += op->status == UCOLL_OK;
         }
     } else if (read_peer(p->pid, op->buf, d->addr, d->len) != 0) {
@@ -830,9 +851,9 @@ ucoll_status_t shm_release(shm_chan_t *ch, tp_op_t *op, int used)
     op->lent = 0;
     op->buf = NULL;
     p->maps[op->lent_map].lent--;
-    /* the data counts only if DONE wins: a sender that cancelled first may have changed it */
-    const int won =
-        cell_answer(&p->in->cell[op->sc_cell], op->sc_gen, used ? CELL_DONE : CELL_FAILED);
+    /* the data counts only if DONE wins: a sender that cancelled first may have changed it.
+     * Unused (the receiver gave up), the sender is done with it as after any read. */
+    const int won = cell_answer(&p->in->cell[op->sc_cell], op->sc_gen, CELL_DONE);
     if (!used)
         return op->status;
     return op->status = won ? UCOLL_OK : UCOLL_ERR_PEER_FAILED;

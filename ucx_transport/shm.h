@@ -99,7 +99,8 @@ void shm_recv(shm_chan_t *ch, int peer, void *buf, uint64_t tag, uint64_t checke
  * completes with op->lent set and op->buf pointing at the sender's bytes (read-only), instead of
  * a copy: the sender waits until shm_release. used: the caller consumed the bytes, and the
  * return says whether they count (OK, or PEER_FAILED if the sender took them back first); not
- * used: the sender's send fails. Does nothing to an op that was not lent. */
+ * used (the receive was abandoned): the sender's send completes as after a read. Does nothing
+ * to an op that was not lent. */
 ucoll_status_t shm_release(shm_chan_t *ch, tp_op_t *op, int used);
 /* takes an incomplete op off its list: it will not complete. A single-copy send in flight is
  * taken back (its receiver's read then fails, or has already succeeded). */

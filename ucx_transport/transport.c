@@ -884,7 +884,7 @@ static void give_send_time(tp_ctx_t *tp, tp_op_t *op)
 static void abandon_slow(tp_ctx_t *tp, tp_op_t *op)
 {
     unwatch(tp, op);
-    if (op->lent) /* the sender's send fails: its bytes were not used */
+    if (op->lent) /* its bytes unused: the sender may have its buffer back */
         shm_release(tp->shm, op, 0);
     /* the rings, a single-copy send included: taken back at once (its receiver's read then
      * fails, it cannot return the buffer's later contents) */

@@ -145,7 +145,7 @@ ucoll_status_t tp_irecv(tp_ctx_t *tp, int peer, void *buf, size_t len, void *mem
  * region (ucoll_mem_alloc) may complete the receive without landing in buf: tp_op_lent then
  * gives its bytes in place (read-only), and the sender waits until tp_release, which says
  * whether the bytes read meanwhile count (OK, or PEER_FAILED). tp_abandon of a lent receive
- * fails its sender's send. */
+ * releases it unused. */
 enum { TP_SINGLE_COPY = 1, TP_LEND = 2 };
 const void *tp_op_lent(const tp_op_t *op);
 ucoll_status_t tp_release(tp_ctx_t *tp, tp_op_t *op);

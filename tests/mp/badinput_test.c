@@ -701,9 +701,12 @@ static void test_mem_alloc(ucoll_comm_t *w)
     expect("ucoll_mem_free(malloc's)", ucoll_mem_free(heap), UCOLL_ERR_INVALID_ARG);
     free(heap);
     long *in = NULL, *out = NULL;
-    if (!expect("ucoll_mem_alloc", ucoll_mem_alloc(7 * sizeof(long), (void **)&in), UCOLL_OK) ||
-        !expect("ucoll_mem_alloc", ucoll_mem_alloc(7 * sizeof(long), (void **)&out), UCOLL_OK))
+    if (!expect("ucoll_mem_alloc", ucoll_mem_alloc(7 * sizeof(long), (void **)&in), UCOLL_OK))
         return;
+    if (!expect("ucoll_mem_alloc", ucoll_mem_alloc(7 * sizeof(long), (void **)&out), UCOLL_OK)) {
+        ucoll_mem_free(in);
+        return;
+    }
     for (int i = 0; i < 7; i++) {
         if (in[i] != 0 || out[i] != 0)
             fail("ucoll_mem_alloc", "memory not zeroed at %d", i);
