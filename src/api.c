@@ -3,7 +3,6 @@
  * (rank, size, split, free) and algorithm selection by name.
  */
 #include "agree.h"
-#include "../ucx_transport/shm_region.h"
 #include "ucoll_int.h"
 
 #include <ctype.h>
@@ -529,7 +528,7 @@ UCOLL_EXPORT ucoll_status_t ucoll_mem_alloc(size_t bytes, void **ptr)
 {
     if (bytes == 0 || ptr == NULL)
         return UCOLL_ERR_INVALID_ARG;
-    const int err = shm_region_alloc(bytes, ptr);
+    const int err = tp_region_alloc(bytes, ptr);
     if (err == 0)
         return UCOLL_OK;
     /* out of memory, of space in the memfd's file system, or of descriptors (one per region) */
@@ -540,7 +539,7 @@ UCOLL_EXPORT ucoll_status_t ucoll_mem_alloc(size_t bytes, void **ptr)
 
 UCOLL_EXPORT ucoll_status_t ucoll_mem_free(void *ptr)
 {
-    return shm_region_free(ptr) == 0 ? UCOLL_OK : UCOLL_ERR_INVALID_ARG;
+    return tp_region_free(ptr) == 0 ? UCOLL_OK : UCOLL_ERR_INVALID_ARG;
 }
 
 UCOLL_EXPORT int ucoll_comm_rank(const ucoll_comm_t *comm)

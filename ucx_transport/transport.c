@@ -16,6 +16,7 @@
 
 #include "op.h"
 #include "shm.h"
+#include "shm_region.h"
 #include "ucx_status.h"
 
 #include <errno.h>
@@ -853,6 +854,16 @@ void tp_abandon(tp_ctx_t *tp, tp_op_t *op)
     if (__builtin_expect(op->done && op->ucp_req == NULL && !op->watched && !op->lent, 1))
         return;
     abandon_slow(tp, op);
+}
+
+int tp_region_alloc(size_t len, void **ptr)
+{
+    return shm_region_alloc(len, ptr);
+}
+
+int tp_region_free(void *ptr)
+{
+    return shm_region_free(ptr);
 }
 
 const void *tp_op_lent(const tp_op_t *op)

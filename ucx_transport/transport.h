@@ -171,6 +171,11 @@ void tp_close_by_force(tp_ctx_t *tp);
 tp_chunk_t *tp_pool_get(tp_ctx_t *tp, size_t size);
 void tp_pool_put(tp_ctx_t *tp, tp_chunk_t *chunk);
 
+/* memory the host's peers read in place (shm_region.h): 0 or an errno value; 0 or -1 if ptr
+ * starts no region */
+int tp_region_alloc(size_t len, void **ptr);
+int tp_region_free(void *ptr);
+
 /* registers a user buffer (for persistent requests): *memh for tp_isend/tp_irecv */
 ucoll_status_t tp_mem_map(tp_ctx_t *tp, void *addr, size_t len, void **memh);
 void tp_mem_unmap(tp_ctx_t *tp, void *memh);
