@@ -427,6 +427,11 @@ for np in 3 4; do
         "UCOLL_SINGLE_COPY_MIN=4097 UCOLL_TEST_SHM_COUNTS=1" --mem "${SC_COMBOS[@]}"
     sc_mapped_check "mp_test np=$np --mem UCOLL_SINGLE_COPY_MIN=4097" "$np"
 done
+# the block collectives too (reduce-scatter's received blocks are (+)ed where they lie)
+run_job "block_test np=5 --mem UCOLL_SINGLE_COPY_MIN=4097" 5 600 \
+    "UCOLL_SINGLE_COPY_MIN=4097 UCOLL_TEST_SHM_COUNTS=1" tests/mp/block_test "${BLOCK_ALGS[@]}" \
+    --expect-size 5 --mem
+sc_mapped_check "block_test np=5 --mem UCOLL_SINGLE_COPY_MIN=4097" 5
 # exact counts: a 2-rank rhrd allreduce of 1 MiB is one exchange whose received half is (+)ed
 # into the result (lent: read in place) and one whose half is the result (mapped: copied);
 # 3 iterations, no warm-up. From malloc's buffers: neither.

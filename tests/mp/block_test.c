@@ -39,7 +39,8 @@
  * Counts: tokens of --counts, each a number, "p-1" (size - 1) or "seg+1" (one element more than
  * fits UCOLL_SEGMENT_SIZE, 262144 bytes unless set; in elements of the case's dtype).
  * Usage: block_test --expect-size N [--colls a,b] [--counts 0,1,p-1,1000,seg+1]
- *        [--alg-list COLL=a,b ...] [--small] [--verbose]
+ *        [--alg-list COLL=a,b ...] [--small] [--mem] [--verbose]
+ * --mem: every buffer from ucoll_mem_alloc (peers on the host read it in place).
  * --small runs about a third of the cases (every collective and algorithm still with every count).
  * BLOCK_TEST_PRINTS=N (environment): FAIL lines printed per rank at most (40).
  * Output: FAIL lines; rank 0 ends with "block_test np=N: C checks on rank 0, F failed over all
@@ -371,6 +372,8 @@ typedef struct {
     size_t bytes;
 } buf_t;
 
+static int g_mem; /* --mem */
+
 static void *xmalloc(size_t n)
 {
     void *p = malloc(n ? n : 1);
@@ -384,7 +387,15 @@ static void *xmalloc(size_t n)
 static void buf_init(buf_t *b, size_t bytes)
 {
     b->bytes = bytes;
-    b->mem = xmalloc(bytes + 2 * GUARD);
+    void *region = NULL;
+    if (!g_mem) {
+        b->mem = xmalloc(bytes + 2 * GUARD);
+    } else if (ucoll_mem_alloc(bytes + 2 * GUARD, &region) == UCOLL_OK) {
+        b->mem = region;
+    } else {
+        printf("FATAL rank %d: ucoll_mem_alloc of %zu bytes failed\n", g_r, bytes + 2 * GUARD);
+        exit(2);
+    }
     memset(b->mem, SENTINEL, bytes + 2 * GUARD);
 }
 
@@ -395,7 +406,12 @@ static void *at(const buf_t *b, size_t byte)
 
 static void buf_free(buf_t *b)
 {
-    free(b->mem);
+    if (!g_mem) {
+        free(b->mem);
+    } else if (b->mem != NULL && ucoll_mem_free(b->mem) != UCOLL_OK) {
+        printf("FATAL rank %d: ucoll_mem_free refused a buffer it gave\n", g_r);
+        exit(2);
+    }
     b->mem = NULL;
 }
 
@@ -909,6 +925,8 @@ int main(int argc, char **argv)
                     alg_lists[c] = eq + 1; /* other collectives' lists are not ours */
         } else if (strcmp(argv[i], "--small") == 0) {
             g_small = 1;
+        } else if (strcmp(argv[i], "--mem") == 0) {
+            g_mem = 1;
         } else if (strcmp(argv[i], "--verbose") == 0) {
             g_verbose = 1;
         } else {
