@@ -387,6 +387,12 @@ static int same_region(sched_region_t a, sched_region_t b)
     return a.buf == b.buf && a.off == b.off && a.count == b.count;
 }
 
+/* 1 if region a contains region r */
+static int region_covers(sched_region_t a, sched_region_t r)
+{
+    return a.buf == r.buf && a.off <= r.off && r.off + r.count <= a.off + a.count;
+}
+
 /* 1 unless the steps from `from` on overwrite region r (one XCHG receive or COPY covering it)
  * before any of them reads it: a region a lent message never lands in must not be read */
 static int region_read_later(const ucoll_request_t *req, size_t from, sched_region_t r)
@@ -396,15 +402,13 @@ static int region_read_later(const ucoll_request_t *req, size_t from, sched_regi
         int reads = 0, covers = 0;
         if (s->kind == SCHED_XCHG) {
             reads = s->send_peer >= 0 && regions_overlap(s->send, r);
-            covers = s->recv_peer >= 0 && s->recv.buf == r.buf && s->recv.off <= r.off &&
-                     r.off + r.count <= s->recv.off + s->recv.count;
+            covers = s->recv_peer >= 0 && region_covers(s->recv, r);
             if (!covers && s->recv_peer >= 0 && regions_overlap(s->recv, r))
                 return 1; /* written in part: the rest may be read later */
         } else {
             reads = regions_overlap(s->src, r) ||
                     (s->kind == SCHED_REDUCE && regions_overlap(s->dst, r));
-            covers = s->kind == SCHED_COPY && s->dst.buf == r.buf && s->dst.off <= r.off &&
-                     r.off + r.count <= s->dst.off + s->dst.count;
+            covers = s->kind == SCHED_COPY && region_covers(s->dst, r);
             if (!covers && regions_overlap(s->dst, r))
                 return 1;
         }

@@ -202,20 +202,29 @@ int shm_process_gone(long pid)
     return close_paren != NULL && close_paren[1] == ' ' && close_paren[2] == 'Z';
 }
 
+/* 1 if descriptor fd of process pid is a memfd named `name` (the kernel may append
+ * " (deleted)"); path_out (64 bytes) gets its /proc path. The number may since name another
+ * file: a peer that gave up its channel or freed its region has closed it. */
+static int proc_fd_is_memfd(long pid, int fd, const char *name, char *path_out)
+{
+    char target[96], want[64];
+    snprintf(path_out, 64, "/proc/%ld/fd/%d", pid, fd);
+    snprintf(want, sizeof(want), "/memfd:%s", name);
+    const ssize_t n = readlink(path_out, target, sizeof(target) - 1);
+    if (n < 0)
+        return 0;
+    target[n] = '\0';
+    const size_t wl = strlen(want);
+    return strncmp(target, want, wl) == 0 && (target[wl] == '\0' || target[wl] == ' ');
+}
+
 /* the ring of slot_index in peer pid's segment (its descriptor fd); NULL with errno */
 static struct shm_ring *map_peer_ring(long pid, int fd, int slot_index)
 {
     char path[64];
-    char target[64] = "";
-    snprintf(path, sizeof(path), "/proc/%ld/fd/%d", pid, fd);
-    /* the descriptor must still be that segment: a peer that gave up its channel has closed
-     * it, and the number may since name another file */
-    ssize_t n = readlink(path, target, sizeof(target) - 1);
-    if (n < 0)
-        return NULL;
-    target[n] = '\0';
-    if (strncmp(target, "/memfd:" SHM_MEMFD_NAME, strlen("/memfd:" SHM_MEMFD_NAME)) != 0) {
-        errno = EBADF;
+    errno = 0;
+    if (!proc_fd_is_memfd(pid, fd, SHM_MEMFD_NAME, path)) {
+        errno = errno != 0 ? errno : EBADF;
         return NULL;
     }
     int pfd = open(path, O_RDWR | O_CLOEXEC);
@@ -643,19 +652,13 @@ static int read_peer(long pid, void *buf, uint64_t addr, uint64_t len)
     return 0;
 }
 
-/* 1 if descriptor fd of process pid is the memfd of region `serial`; with path_out (64 bytes)
- * set to its /proc path */
+/* 1 if descriptor fd of process pid is the memfd of region `serial` (path_out as
+ * proc_fd_is_memfd's) */
 static int names_region(long pid, int fd, uint64_t serial, char *path_out)
 {
-    char target[96], want[64];
-    snprintf(path_out, 64, "/proc/%ld/fd/%d", pid, fd);
-    snprintf(want, sizeof(want), "/memfd:" SHM_REGION_NAME "%llu", (unsigned long long)serial);
-    const ssize_t n = readlink(path_out, target, sizeof(target) - 1);
-    if (n < 0)
-        return 0;
-    target[n] = '\0';
-    const size_t wl = strlen(want);
-    return strncmp(target, want, wl) == 0 && (target[wl] == '\0' || target[wl] == ' ');
+    char name[48];
+    snprintf(name, sizeof(name), SHM_REGION_NAME "%llu", (unsigned long long)serial);
+    return proc_fd_is_memfd(pid, fd, name, path_out);
 }
 
 /* p's region that ref names, mapped read-only here (on its first use), its entry in p->maps at
