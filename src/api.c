@@ -511,10 +511,12 @@ static ucoll_status_t finalize_locked(ucoll_comm_t *world)
     if (getenv("UCOLL_TEST_SHM_COUNTS") != NULL) /* tests: was the on-host channel used */
         fprintf(stderr,
                 "ucoll: rank %d shm sent %llu received %llu unexpected %llu copies_sent %llu "
-                "copies_read %llu copies_mapped %llu copies_lent %llu\n",
+                "copies_read %llu copies_mapped %llu copies_lent %llu offers_sent %llu "
+                "copies_written %llu writes_taken %llu\n",
                 ctx->bs->rank, ts.shm_sent, ts.shm_received, ts.shm_unexpected,
                 ts.copies_sent - ctx->measure_copies_sent,
-                ts.copies_read - ctx->measure_copies_read, ts.copies_mapped, ts.copies_lent);
+                ts.copies_read - ctx->measure_copies_read, ts.copies_mapped, ts.copies_lent,
+                ts.offers_sent, ts.copies_written, ts.writes_taken);
     tp_destroy(ctx->tp);
     shrink_free_all(ctx); /* (UCX may read an abandoned send's buffer until tp_destroy) */
     ctx->bs->finalize(ctx->bs);

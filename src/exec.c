@@ -59,7 +59,8 @@ void exec_release(ucoll_request_t *req)
     exec_release_scratch(req); /* its scratch and op slots go */
     tp_ops_free(req->send_ops);
     tp_ops_free(req->recv_ops);
-    req->send_ops = req->recv_ops = NULL;
+    tp_ops_free(req->early_ops);
+    req->send_ops = req->recv_ops = req->early_ops = NULL;
     req->ops_cap = 0;
     for (int b = 0; b < SCHED_NBUFS; b++) {
         tp_mem_unmap(tp, req->user_memh[b]);
@@ -129,6 +130,11 @@ static ucoll_status_t finish(ucoll_request_t *req, ucoll_status_t status)
 {
     if (req->posted)
         abandon_round(req);
+    for (int k = 0; k < 2; k++)
+        if (req->early_pc[k] != 0) { /* a later round's offered receive */
+            tp_abandon(req->comm->ctx->tp, tp_op_at(req->early_ops, (size_t)k));
+            req->early_pc[k] = 0;
+        }
     if (req->check != NULL && req->check->active)
         finish(req->check, status);
     req->status = status;
@@ -333,6 +339,7 @@ ucoll_status_t exec_start(ucoll_request_t *req)
                                 (req->alg != NULL && (req->alg->flags & ALG_SENDS_INPUT)));
     req->pc = 0;
     req->posted = 0;
+    req->early_pc[0] = req->early_pc[1] = req->written_pc = 0;
     req->status = UCOLL_INPROGRESS;
     req->active = 1;
     credit_time_outside(ctx); /* before req joins: the time before its start is not its own */
@@ -462,6 +469,57 @@ static void post_sends(ucoll_request_t *req, const sched_step_t *step, size_t ss
     }
 }
 
+/* the slot of early_ops holding the current round's receive, posted ahead of the round
+ * (offer_later_receive); -1 if none */
+static int early_here(const ucoll_request_t *req)
+{
+    for (int k = 0; k < 2; k++)
+        if (req->early_pc[k] != 0 && req->early_pc[k] == req->pc)
+            return k;
+    return -1;
+}
+
+/* receive segment j of the current round */
+static tp_op_t *recv_op(const ucoll_request_t *req, size_t j)
+{
+    const int k = j == 0 ? early_here(req) : -1;
+    return k >= 0 ? tp_op_at(req->early_ops, (size_t)k) : tp_op_at(req->recv_ops, j);
+}
+
+/* the round two steps after the current one, behind this round and one REDUCE, receives a
+ * single-copy message into a region that neither touches: its receive is posted now, offering
+ * the buffer to the sender, which may then write the message into it while it computes it
+ * (tp_irecv_offer). Where the buffer is no region of this process, nothing is posted. */
+static void offer_later_receive(ucoll_request_t *req, const sched_step_t *step)
+{
+    const sched_t *s = &req->sched;
+    if (req->internal || req->pc + 2 >= s->nsteps || s->steps[req->pc + 1].kind != SCHED_REDUCE)
+        return;
+    const sched_step_t *red = &s->steps[req->pc + 1], *later = &s->steps[req->pc + 2];
+    tp_ctx_t *tp = req->comm->ctx->tp;
+    if (later->kind != SCHED_XCHG || later->recv_peer < 0 || later->recv.count == 0 ||
+        !may_copy_once(req, later->recv.count))
+        return;
+    const int peer = req->comm->world_rank[later->recv_peer];
+    const size_t bytes = later->recv.count * req->elem_size;
+    const sched_region_t r = later->recv;
+    if (!tp_single_copy_size(tp, peer, bytes) ||
+        (step->send_peer >= 0 && regions_overlap(step->send, r)) ||
+        (step->recv_peer >= 0 && regions_overlap(step->recv, r)) || regions_overlap(red->src, r) ||
+        regions_overlap(red->dst, r))
+        return;
+    if (req->early_ops == NULL && (req->early_ops = tp_ops_resize(NULL, 2)) == NULL)
+        return;
+    const int k = req->early_pc[0] == 0 ? 0 : 1; /* the other may be this round's */
+    if (req->early_pc[k] != 0)
+        return;
+    const uint64_t tag =
+        req->recv_tag | ucoll_tag(0, (uint32_t)later->recv_peer, 0, later->round, 0, 1);
+    if (tp_irecv_offer(tp, peer, region_addr(req, r), bytes, tag, UCOLL_TAG_LAST_SEGMENT,
+                       tp_op_at(req->early_ops, (size_t)k)))
+        req->early_pc[k] = req->pc + 2;
+}
+
 /* posts the round's receive segments, then its send segments */
 static ucoll_status_t post_round(ucoll_request_t *req, const sched_step_t *step)
 {
@@ -477,7 +535,8 @@ static ucoll_status_t post_round(ucoll_request_t *req, const sched_step_t *step)
         rseg = segment_elems(req, step->recv_peer, step->recv.count);
         req->nrecv = segments(step->recv.count, rseg);
     }
-    if (step->send_peer >= 0) {
+    /* a send already written into its receiver's offered buffer is done */
+    if (step->send_peer >= 0 && (req->written_pc == 0 || req->written_pc != req->pc)) {
         sseg = segment_elems(req, step->send_peer, step->send.count);
         req->nsend = segments(step->send.count, sseg);
     }
@@ -516,10 +575,15 @@ static ucoll_status_t post_round(ucoll_request_t *req, const sched_step_t *step)
      * A large one waits for the receive to be posted, so that the peer's data lands in place
      * instead of in UCX's unexpected-message buffers (an extra copy). */
     const int send_first = step->recv.count * esz <= SEND_FIRST_MAX_BYTES;
+    if (early_here(req) >= 0 && req->nrecv != 1) { /* cannot be: sizes decide alike */
+        tp_abandon(tp, recv_op(req, 0));
+        req->early_pc[early_here(req)] = 0;
+    }
+    offer_later_receive(req, step);
     if (send_first)
         post_sends(req, step, sseg);
     const int once = may_copy_once(req, step->recv.count);
-    for (size_t j = 0; j < req->nrecv; j++) {
+    for (size_t j = early_here(req) >= 0 ? 1 : 0; j < req->nrecv; j++) {
         const uint64_t tag = req->recv_tag | ucoll_tag(0, (uint32_t)step->recv_peer, 0, step->round,
                                                        (uint32_t)j, j + 1 == req->nrecv);
         size_t off = j * rseg, n = step->recv.count - off < rseg ? step->recv.count - off : rseg;
@@ -537,7 +601,9 @@ static void abandon_round(ucoll_request_t *req)
 {
     tp_ctx_t *tp = req->comm->ctx->tp;
     for (size_t j = 0; j < req->nrecv; j++)
-        tp_abandon(tp, tp_op_at(req->recv_ops, j));
+        tp_abandon(tp, recv_op(req, j));
+    if (early_here(req) >= 0)
+        req->early_pc[early_here(req)] = 0;
     for (size_t j = 0; j < req->nsend; j++)
         tp_abandon(tp, tp_op_at(req->send_ops, j));
     req->nrecv = req->nsend = 0;
@@ -547,29 +613,87 @@ static void abandon_round(ucoll_request_t *req)
 /* the REDUCE red with the bytes of its received operand at `lent` (the sender's, in place)
  * instead of in the receive region; where they stand for dst (dst <- src (+) received), one
  * three-operand pass writes dst */
-static void reduce_lent(ucoll_request_t *req, const sched_step_t *red, const sched_step_t *xchg,
-                        const char *lent)
+static void reduce_lent_part(ucoll_request_t *req, const sched_step_t *red,
+                             const sched_step_t *xchg, const char *lent, size_t off, size_t n)
 {
-    char *dst = region_addr(req, red->dst);
+    const size_t b = off * req->elem_size;
+    char *dst = (char *)region_addr(req, red->dst) + b;
     if (!same_region(red->dst, xchg->recv)) /* dst <- received (+) dst */
-        op_apply(req->op, req->dtype, lent, dst, red->src.count);
+        op_apply(req->op, req->dtype, lent + b, dst, n);
     else
-        op_apply_to(req->op, req->dtype, region_addr(req, red->src), lent, dst, red->src.count);
+        op_apply_to(req->op, req->dtype, (const char *)region_addr(req, red->src) + b, lent + b,
+                    dst, n);
+}
+
+/* where the round after the REDUCE sends its dst whole by single copy, the receiver's offered
+ * buffer for it, claimed (NULL: none) */
+static void *write_target(ucoll_request_t *req, const sched_step_t *red, void **handle)
+{
+    *handle = NULL;
+    const size_t next = (size_t)(red - req->sched.steps) + 1;
+    if (next >= req->sched.nsteps || req->internal)
+        return NULL;
+    const sched_step_t *later = &req->sched.steps[next];
+    if (later->kind != SCHED_XCHG || later->send_peer < 0 || !same_region(later->send, red->dst) ||
+        !may_copy_once(req, later->send.count))
+        return NULL;
+    tp_ctx_t *tp = req->comm->ctx->tp;
+    const int peer = req->comm->world_rank[later->send_peer];
+    const size_t bytes = later->send.count * req->elem_size;
+    if (!tp_single_copy_size(tp, peer, bytes))
+        return NULL;
+    const uint64_t tag = req->send_tag | ucoll_tag(0, 0, 0, later->round, 0, 1);
+    return tp_write_target(tp, peer, tag, bytes, handle);
+}
+
+/* bytes reduced before their copy goes to the receiver's buffer: while they are in cache */
+enum { WRITE_BLOCK_BYTES = 16384 };
+
+/* the REDUCE red with the bytes of its received operand at `lent` (the sender's, in place)
+ * instead of in the receive region; where they stand for dst (dst <- src (+) received), one
+ * three-operand pass writes dst. Where the next round sends dst to a receiver that offered its
+ * buffer, each block of dst is also written there as soon as it is reduced, and that send is
+ * done. */
+static ucoll_status_t reduce_lent(ucoll_request_t *req, const sched_step_t *red,
+                                  const sched_step_t *xchg, const char *lent)
+{
+    void *handle;
+    char *target = write_target(req, red, &handle);
+    const size_t count = red->src.count, esz = req->elem_size;
+    if (target == NULL) {
+        reduce_lent_part(req, red, xchg, lent, 0, count);
+        return UCOLL_OK;
+    }
+    const size_t block = WRITE_BLOCK_BYTES / esz > 0 ? WRITE_BLOCK_BYTES / esz : 1;
+    const char *dst = region_addr(req, red->dst);
+    for (size_t off = 0; off < count; off += block) {
+        const size_t n = count - off < block ? count - off : block;
+        reduce_lent_part(req, red, xchg, lent, off, n);
+        memcpy(target + off * esz, dst + off * esz, n * esz);
+    }
+    const size_t later = (size_t)(red - req->sched.steps) + 1;
+    const int peer = req->comm->world_rank[req->sched.steps[later].send_peer];
+    ucoll_status_t st = tp_write_done(req->comm->ctx->tp, peer, handle);
+    if (st == UCOLL_OK)
+        req->written_pc = later;
+    return st;
 }
 
 /* applies the fused REDUCE to every received segment not yet reduced, in order */
 static ucoll_status_t reduce_arrived_segments(ucoll_request_t *req, const sched_step_t *step)
 {
     const sched_step_t *red = step + 1;
-    while (req->reduced < req->nrecv && tp_op_done(tp_op_at(req->recv_ops, req->reduced))) {
-        tp_op_t *op = tp_op_at(req->recv_ops, req->reduced);
+    while (req->reduced < req->nrecv && tp_op_done(recv_op(req, req->reduced))) {
+        tp_op_t *op = recv_op(req, req->reduced);
         if (tp_op_status(op) != UCOLL_OK)
             return tp_op_status(op);
         const void *lent = tp_op_lent(op);
         if (lent != NULL) { /* the whole message: a lent receive is never segmented */
-            reduce_lent(req, red, step, lent);
+            ucoll_status_t wst = reduce_lent(req, red, step, lent);
             req->reduced++;
             ucoll_status_t st = tp_release(req->comm->ctx->tp, op);
+            if (st == UCOLL_OK)
+                st = wst;
             if (st != UCOLL_OK)
                 return st;
             continue;
@@ -606,7 +730,7 @@ static ucoll_status_t advance_round(ucoll_request_t *req, const sched_step_t *st
      * whose count is shorter by whole segments sends fewer) */
     int done = 1;
     for (size_t j = 0; j < req->nrecv; j++) {
-        const tp_op_t *op = tp_op_at(req->recv_ops, j);
+        const tp_op_t *op = recv_op(req, j);
         if (!tp_op_done(op))
             done = 0;
         else if (tp_op_status(op) != UCOLL_OK)

@@ -156,6 +156,12 @@ struct ucoll_request {
     size_t nsend, nrecv, ops_cap;
     size_t seg_elems; /* elements per segment of the current round */
     size_t reduced;   /* segments of the fused REDUCE applied so far */
+    /* writes into the receiver (transport.h tp_irecv_offer): receives posted two steps ahead
+     * of their round as offers, early_ops[k] for step early_pc[k] (0: unused; the current
+     * round's and the next one's), and the step whose send this rank has already written into
+     * its receiver's offered buffer (0: none) */
+    tp_op_t *early_ops;
+    size_t early_pc[2], written_pc;
     void *buf[SCHED_NBUFS];
     void *memh[SCHED_NBUFS];
     tp_chunk_t *chunk[SCHED_NBUFS];

@@ -422,10 +422,26 @@ sc_mapped_check() {
         fail "$name: $lines of $np ranks reported, $bad of them without mapped or lent reads" "$log"
     fi
 }
-for np in 3 4; do
+# sc_written_check NAME NP: each of the NP ranks of launch NAME wrote messages into a peer's
+# offered buffer and had messages written into its own (UCOLL_TEST_SHM_COUNTS)
+sc_written_check() {
+    local name=$1 np=$2 log reports lines bad
+    log="$(job_log "$name")"
+    reports=$(grep -oE 'ucoll: rank [0-9]+ shm .* writes_taken [0-9]+' "$log" |
+        awk '{ print $3, $(NF - 2), $NF }' | sort -u)
+    lines=$(printf '%s' "$reports" | grep -c .)
+    bad=$(printf '%s' "$reports" | awk '$2 == 0 || $3 == 0' | grep -c .)
+    if [ "$lines" = "$np" ] && [ "$bad" = 0 ]; then
+        pass "$name: every rank wrote into a peer's offered buffer and took such writes"
+    else
+        fail "$name: $lines of $np ranks reported, $bad of them without writes both ways" "$log"
+    fi
+}
+for np in 2 3 4; do
     mp "mp_test np=$np --mem UCOLL_SINGLE_COPY_MIN=4097" "$np" 600 \
         "UCOLL_SINGLE_COPY_MIN=4097 UCOLL_TEST_SHM_COUNTS=1" --mem "${SC_COMBOS[@]}"
     sc_mapped_check "mp_test np=$np --mem UCOLL_SINGLE_COPY_MIN=4097" "$np"
+    [ "$np" = 4 ] || sc_written_check "mp_test np=$np --mem UCOLL_SINGLE_COPY_MIN=4097" "$np"
 done
 # the block collectives too (reduce-scatter's received blocks are (+)ed where they lie)
 run_job "block_test np=5 --mem UCOLL_SINGLE_COPY_MIN=4097" 5 600 \
@@ -433,21 +449,24 @@ run_job "block_test np=5 --mem UCOLL_SINGLE_COPY_MIN=4097" 5 600 \
     --expect-size 5 --mem
 sc_mapped_check "block_test np=5 --mem UCOLL_SINGLE_COPY_MIN=4097" 5
 # exact counts: a 2-rank rhrd allreduce of 1 MiB is one exchange whose received half is (+)ed
-# into the result (lent: read in place) and one whose half is the result (mapped: copied);
-# 3 iterations, no warm-up. From malloc's buffers: neither.
+# into the result (lent: read in place) and one whose half is the result. That half is written
+# into the peer's result by the (+) itself, which the peer offered when it posted the first
+# exchange: per rank and iteration one offer sent, one half written, one taken, none copied
+# (mapped). 3 iterations, no warm-up. From malloc's buffers: none of these.
 for mem in -M ""; do
     name="ucoll_perf np=2 rhrd allreduce 1 MiB x 3${mem:+ from ucoll_mem_alloc}"
     run_job "$name" 2 120 "UCOLL_SINGLE_COPY_MIN=65536 UCOLL_TEST_SHM_COUNTS=1" ./ucoll_perf \
         -c allreduce -a rhrd -d int32 -b 1M -e 1M -n 3 -w 0 $mem
     log="$(job_log "$name")"
-    got=$(grep -oE 'ucoll: rank [0-9]+ shm .* copies_mapped [0-9]+ copies_lent [0-9]+' "$log" |
-        awk '{ print $3, $(NF - 2), $NF }' | sort | tr '\n' ' ')
-    want="0 3 3 1 3 3 "
-    [ -n "$mem" ] || want="0 0 0 1 0 0 "
+    got=$(grep -oE 'ucoll: rank [0-9]+ shm .* writes_taken [0-9]+' "$log" |
+        awk '{ print $3, $(NF - 8), $(NF - 6), $(NF - 4), $(NF - 2), $NF }' | sort |
+        tr '\n' ' ')
+    want="0 0 3 3 3 3 1 0 3 3 3 3 "
+    [ -n "$mem" ] || want="0 0 0 0 0 0 1 0 0 0 0 0 "
     if [ "$got" = "$want" ]; then
-        pass "$name: rank, mapped, lent: $got"
+        pass "$name: rank, mapped, lent, offered, written, taken: $got"
     else
-        fail "$name: rank, mapped, lent: '$got' (want '$want')" "$log"
+        fail "$name: rank, mapped, lent, offered, written, taken: '$got' (want '$want')" "$log"
     fi
 done
 # cost_model_said NAME WHAT WANT PATTERN: rank 0 printed the cost model (UCOLL_PRINT_COST) in

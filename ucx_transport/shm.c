@@ -16,6 +16,14 @@
  * A sender's buffer inside a region (shm_region.h) is read through the receiver's mapping of
  * that region instead: one memcpy, or none when the receiver borrows it (shm_recv's `lend`) and
  * reduces straight out of it; the cell is then answered only once the borrower is done.
+ *
+ * Offers reverse the roles: the receiver r takes a cell of its own ring to s, stores (g,
+ * POSTED) and sends the offer; s may swap it to CLAIMED, write the message into r's buffer
+ * through a writable mapping of r's region, and store DONE by a second swap; r withdraws an
+ * offer by swapping POSTED (or, after a bounded wait, CLAIMED) to CANCELLED. The receive
+ * completes on DONE only, so it never holds a partial write. Cost: one ring message and two
+ * swaps instead of a descriptor, a swap and the receiver's copy; the sender's writes are its
+ * own pass over data it has in cache.
  */
 #include "shm.h"
 #include "shm_region.h"
@@ -31,6 +39,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sched.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -59,8 +68,17 @@ struct shm_desc {
     shm_region_ref_t region; /* the region holding it; fd -1: none */
 };
 #define SLOT_DESCRIPTOR 0x80000000u
-/* a cell holds (generation << CELL_STATE_BITS) | state */
-enum { CELL_POSTED = 1, CELL_DONE, CELL_REJECTED, CELL_FAILED, CELL_CANCELLED };
+/* a receiver's offer of its buffer (shm_recv_offer) as it travels through a slot: the slot's
+ * len is SLOT_OFFER | the offer's size, its tag the receive's */
+struct shm_offer {
+    struct shm_desc d; /* the receiver's buffer, and the cell of the receiver's ring */
+    uint64_t checked;  /* the receive's tag bits compared after matching */
+};
+#define SLOT_OFFER 0x40000000u
+/* a cell holds (generation << CELL_STATE_BITS) | state. A descriptor's cell goes from POSTED
+ * to one answer; an offer's from POSTED (offered) to CLAIMED (the sender writes) to DONE
+ * (written), or to CANCELLED (withdrawn by the receiver) */
+enum { CELL_POSTED = 1, CELL_DONE, CELL_REJECTED, CELL_FAILED, CELL_CANCELLED, CELL_CLAIMED };
 #define CELL_STATE_BITS 3
 #define CELL_STATE_MASK ((UINT32_C(1) << CELL_STATE_BITS) - 1)
 #define CELL_GEN_MASK ((UINT32_C(1) << (32 - CELL_STATE_BITS)) - 1)
@@ -128,12 +146,22 @@ static void op_list_remove(op_list_t *l, tp_op_t *prev, tp_op_t *op)
     op->next = NULL;
 }
 
-/* a peer's region mapped (read-only) into this process */
+/* a peer's region mapped into this process: read-only, or writable for its offers */
 struct peer_map {
     void *base; /* NULL: unused */
     uint64_t serial, len;
     int fd;
-    unsigned lent; /* receives lent bytes of it and not yet released: it stays mapped */
+    unsigned lent; /* receives lent bytes of it, or writes into it, not yet finished: it stays
+                    * mapped */
+    int writable;
+};
+
+/* an offer that came from a peer, kept until a send claims it or it is found withdrawn */
+struct shm_offer_rec {
+    struct shm_offer_rec *next;
+    uint64_t tag;
+    struct shm_offer o;
+    int map; /* claimed: the entry of the peer's mapped regions written into */
 };
 /* regions kept mapped per peer; the oldest not lent goes first */
 enum { SHM_PEER_MAPS = 8 };
@@ -159,7 +187,8 @@ struct shm_peer {
     struct shm_msg *unexp_head, *unexp_tail;
     int broken; /* its ring held something no writer could have put there: abandoned */
     struct peer_map maps[SHM_PEER_MAPS];
-    unsigned next_map; /* the entry replaced next */
+    unsigned next_map;            /* the entry replaced next */
+    struct shm_offer_rec *offers; /* its offers not yet claimed, oldest first */
 };
 
 struct shm_chan {
@@ -171,6 +200,7 @@ struct shm_chan {
     int *local_of;           /* world rank -> local index, -1 elsewhere */
     unsigned npending;
     unsigned ninflight;    /* single-copy sends waiting for their answer, all peers */
+    unsigned noffered;     /* posted receives whose buffer is offered, all peers */
     size_t single_copy;    /* messages of at least this many bytes go by single copy; 0: none */
     int read_failure_said; /* a failed read of a live peer was reported */
     struct shm_msg *free_msgs;
@@ -178,6 +208,22 @@ struct shm_chan {
 };
 
 #define SHM_MEMFD_NAME "ucoll-shm"
+
+/* frees p's offers: all, or (withdrawn_only) those whose receiver has withdrawn them */
+static void drop_offers(struct shm_peer *p, int withdrawn_only)
+{
+    for (struct shm_offer_rec **r = &p->offers; *r != NULL;) {
+        const struct shm_offer_rec *o = *r;
+        if (withdrawn_only &&
+            atomic_load_explicit(&p->in->cell[o->o.d.cell], memory_order_acquire) ==
+                cell_word(o->o.d.gen, CELL_POSTED)) {
+            r = &(*r)->next;
+            continue;
+        }
+        *r = o->next;
+        free((void *)o);
+    }
+}
 
 int shm_segment_create(void)
 {
@@ -384,6 +430,7 @@ void shm_destroy(shm_chan_t *ch)
             if (p->maps[m].base != NULL)
                 munmap(p->maps[m].base, p->maps[m].len);
         free_msg_list(p->unexp_head);
+        drop_offers(p, 0);
     }
     if (ch->segment != MAP_FAILED)
         munmap(ch->segment, ch->segment_bytes);
@@ -474,8 +521,11 @@ static unsigned abandon_peer(shm_chan_t *ch, struct shm_peer *p, const char *wha
             ch->rank, p->rank, what, value, p->rank);
     for (tp_op_t *op; (op = p->posted.head) != NULL; n++) {
         op_list_remove(&p->posted, NULL, op);
+        ch->noffered -= op->offered;
+        op->offered = 0;
         fail_op(op);
     }
+    drop_offers(p, 0);
     for (tp_op_t *op; (op = p->pending.head) != NULL; n++) {
         op_list_remove(&p->pending, NULL, op);
         fail_op(op);
@@ -546,6 +596,13 @@ __attribute__((noinline, cold)) static int map_on_first_send(shm_chan_t *ch, str
     return 1;
 }
 
+/* the generation of p's next cell in use (never 0) */
+static uint32_t next_gen(const struct shm_peer *p)
+{
+    const uint32_t gen = (p->gen + 1) & CELL_GEN_MASK;
+    return gen != 0 ? gen : 1;
+}
+
 /* posts op's single-copy descriptor: a free cell set POSTED, then the descriptor in the next
  * slot; as slot_write: 1 posted (op waits in p's inflight list), 0 no free cell or slot, -1 the
  * reader's count is impossible */
@@ -554,7 +611,7 @@ static int single_copy_post(shm_chan_t *ch, struct shm_peer *p, tp_op_t *op)
     if (p->cells_used == UINT64_MAX)
         return 0;
     const uint32_t c = (uint32_t)__builtin_ctzll(~p->cells_used);
-    const uint32_t gen = (p->gen + 1) & CELL_GEN_MASK ? (p->gen + 1) & CELL_GEN_MASK : 1;
+    const uint32_t gen = next_gen(p);
     atomic_store_explicit(&p->out->cell[c], cell_word(gen, CELL_POSTED), memory_order_relaxed);
     struct shm_desc d;
     memset(&d, 0, sizeof(d));
@@ -664,13 +721,15 @@ static int names_region(long pid, int fd, uint64_t serial, char *path_out)
 /* p's region that ref names, mapped read-only here (on its first use), its entry in p->maps at
  * *slot_out; NULL if it cannot be (or every entry is lent): the caller then reads the sender's
  * memory by process_vm_readv */
-static const char *peer_region(struct shm_peer *p, const shm_region_ref_t *ref, int *slot_out)
+static char *peer_region(struct shm_peer *p, const shm_region_ref_t *ref, int writable,
+                         int *slot_out)
 {
     if (ref->fd < 0 || ref->len == 0 || ref->off > ref->len)
         return NULL;
     for (int m = 0; m < SHM_PEER_MAPS; m++)
         if (p->maps[m].base != NULL && p->maps[m].serial == ref->serial &&
-            p->maps[m].fd == ref->fd && p->maps[m].len == ref->len) {
+            p->maps[m].fd == ref->fd && p->maps[m].len == ref->len &&
+            p->maps[m].writable >= writable) {
             *slot_out = m;
             return p->maps[m].base;
         }
@@ -699,13 +758,13 @@ static const char *peer_region(struct shm_peer *p, const shm_region_ref_t *ref, 
     /* the descriptor must name that very region: its number may since name another file */
     if (!names_region(p->pid, ref->fd, ref->serial, path))
         return NULL;
-    const int fd = open(path, O_RDONLY | O_CLOEXEC);
+    const int fd = open(path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
     if (fd < 0)
         return NULL;
     struct stat st;
     void *base = MAP_FAILED;
     if (fstat(fd, &st) == 0 && st.st_size >= 0 && (uint64_t)st.st_size >= ref->len)
-        base = mmap(NULL, ref->len, PROT_READ, MAP_SHARED, fd, 0);
+        base = mmap(NULL, ref->len, PROT_READ | (writable ? PROT_WRITE : 0), MAP_SHARED, fd, 0);
     close(fd);
     if (base == MAP_FAILED)
         return NULL;
@@ -713,7 +772,7 @@ static const char *peer_region(struct shm_peer *p, const shm_region_ref_t *ref, 
     p->next_map = (unsigned)(victim + 1) % SHM_PEER_MAPS;
     if (slot->base != NULL)
         munmap(slot->base, slot->len);
-    *slot = (struct peer_map){base, ref->serial, ref->len, ref->fd, 0};
+    *slot = (struct peer_map){base, ref->serial, ref->len, ref->fd, 0, writable};
     *slot_out = victim;
     return base;
 }
@@ -731,7 +790,7 @@ static void single_copy_read(shm_chan_t *ch, struct shm_peer *p, tp_op_t *op, ui
         cell_answer(cell, d->gen, CELL_REJECTED);
         op->status = UCOLL_ERR_TRUNCATED;
     } else if (d->region.fd >= 0 && d->len <= d->region.len - d->region.off &&
-               (mapped = peer_region(p, &d->region, &slot)) != NULL) {
+               (mapped = peer_region(p, &d->region, 0, &slot)) != NULL) {
         if (op->lend_ok) { /* the cell stays POSTED until shm_release */
             op->buf = (void *)(mapped + d->region.off);
             op->lent = 1;
@@ -846,6 +905,128 @@ static int op_list_cancel(op_list_t *l, tp_op_t *op)
     return 0;
 }
 
+int shm_recv_offer(shm_chan_t *ch, int peer, void *buf, uint64_t tag, uint64_t checked, tp_op_t *op)
+{
+    struct shm_peer *p = peer_of(ch, peer);
+    struct shm_offer o;
+    memset(&o, 0, sizeof(o));
+    if (p->broken || op->expected <= SHM_MAX_MESSAGE || ch->single_copy == 0 ||
+        op->expected < ch->single_copy || p->cells_used == UINT64_MAX ||
+        !shm_region_find(buf, op->expected, &o.d.region))
+        return 0;
+    for (const struct shm_msg *m = p->unexp_head; m != NULL; m = m->next)
+        if (tags_match(m->tag, tag, checked))
+            return 0; /* the message is here already: an ordinary receive takes it */
+    if (p->out == NULL) {
+        if (p->map_failed || (p->out = map_peer_ring(p->pid, p->fd, ch->me)) == NULL)
+            return 0; /* the first send reports it */
+        ch->stats.rings++;
+    }
+    const uint32_t c = (uint32_t)__builtin_ctzll(~p->cells_used);
+    const uint32_t gen = next_gen(p);
+    atomic_store_explicit(&p->out->cell[c], cell_word(gen, CELL_POSTED), memory_order_relaxed);
+    o.d.addr = (uint64_t)(uintptr_t)buf;
+    o.d.len = op->expected;
+    o.d.cell = c;
+    o.d.gen = gen;
+    o.checked = checked;
+    if (slot_write(p, &o, sizeof(o), tag, SLOT_OFFER) <= 0)
+        return 0; /* a full ring: not worth waiting for; an impossible count: the sends say so */
+    p->gen = gen;
+    p->cells_used |= UINT64_C(1) << c;
+    op->via_shm = 1;
+    op->buf = buf;
+    op->tag = tag;
+    op->checked = checked;
+    op->offered = 1;
+    op->sc_cell = c;
+    op->sc_gen = gen;
+    op_list_push(&p->posted, op);
+    ch->noffered++;
+    ch->stats.offers_sent++;
+    return 1;
+}
+
+/* takes back op's offer, before op completes some other way or is cancelled. A sender that has
+ * claimed it gets up to 2 s to finish its write (unless its process is gone), since the caller
+ * may reuse the buffer once this returns; one still writing after that finds its DONE refused
+ * (its send fails), and the cell, with a new generation, can answer nothing of it. */
+static void offer_withdraw(shm_chan_t *ch, struct shm_peer *p, tp_op_t *op)
+{
+    _Atomic uint32_t *cell = &p->out->cell[op->sc_cell];
+    uint32_t w = cell_word(op->sc_gen, CELL_POSTED);
+    const uint32_t claimed = cell_word(op->sc_gen, CELL_CLAIMED);
+    if (!atomic_compare_exchange_strong_explicit(cell, &w, cell_word(op->sc_gen, CELL_CANCELLED),
+                                                 memory_order_acq_rel, memory_order_acquire)) {
+        struct timespec t0, t;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        for (unsigned spins = 1; w == claimed; spins++) {
+            if (spins % 1024 == 0) {
+                clock_gettime(CLOCK_MONOTONIC, &t);
+                if (t.tv_sec - t0.tv_sec >= 2 || shm_process_gone(p->pid))
+                    break;
+                sched_yield();
+            }
+            w = atomic_load_explicit(cell, memory_order_acquire);
+        }
+    }
+    if (w == claimed)
+        atomic_compare_exchange_strong_explicit(cell, &w, cell_word(op->sc_gen, CELL_CANCELLED),
+                                                memory_order_acq_rel, memory_order_acquire);
+    p->cells_used &= ~(UINT64_C(1) << op->sc_cell);
+    ch->noffered--;
+    op->offered = 0;
+}
+
+void *shm_write_target(shm_chan_t *ch, int peer, uint64_t tag, size_t len, void **handle)
+{
+    struct shm_peer *p = peer_of(ch, peer);
+    *handle = NULL;
+    if (p->broken || p->offers == NULL)
+        return NULL;
+    drop_offers(p, 1);
+    for (struct shm_offer_rec **r = &p->offers; *r != NULL; r = &(*r)->next) {
+        struct shm_offer_rec *o = *r;
+        if (!tags_match(tag, o->tag, o->o.checked))
+            continue;
+        *r = o->next;
+        const shm_region_ref_t *ref = &o->o.d.region;
+        uint32_t w = cell_word(o->o.d.gen, CELL_POSTED);
+        char *mapped = NULL;
+        int slot = 0;
+        /* a length that differs: the receive fails when the ordinary message comes */
+        if (o->o.d.len == len && ref->off <= ref->len && len <= ref->len - ref->off &&
+            (mapped = peer_region(p, ref, 1, &slot)) != NULL &&
+            atomic_compare_exchange_strong_explicit(&p->in->cell[o->o.d.cell], &w,
+                                                    cell_word(o->o.d.gen, CELL_CLAIMED),
+                                                    memory_order_acq_rel, memory_order_acquire)) {
+            o->map = slot;
+            p->maps[slot].lent++;
+            *handle = o;
+            return mapped + ref->off;
+        }
+        free(o);
+        return NULL;
+    }
+    return NULL;
+}
+
+ucoll_status_t shm_write_done(shm_chan_t *ch, int peer, void *handle)
+{
+    struct shm_peer *p = peer_of(ch, peer);
+    struct shm_offer_rec *o = handle;
+    uint32_t w = cell_word(o->o.d.gen, CELL_CLAIMED);
+    /* the release orders the written bytes before DONE; the swap fails only if the receiver
+     * gave up waiting for this write (its receive has failed) */
+    const int won = atomic_compare_exchange_strong_explicit(
+        &p->in->cell[o->o.d.cell], &w, cell_word(o->o.d.gen, CELL_DONE), memory_order_acq_rel,
+        memory_order_acquire);
+    p->maps[o->map].lent--;
+    free(o);
+    ch->stats.copies_written += won;
+    return won ? UCOLL_OK : UCOLL_ERR_PEER_FAILED;
+}
+
 ucoll_status_t shm_release(shm_chan_t *ch, tp_op_t *op, int used)
 {
     if (!op->lent)
@@ -866,7 +1047,8 @@ void shm_cancel(shm_chan_t *ch, tp_op_t *op)
 {
     struct shm_peer *p = peer_of(ch, op->peer);
     if (op->is_recv) {
-        op_list_cancel(&p->posted, op);
+        if (op_list_cancel(&p->posted, op) && op->offered)
+            offer_withdraw(ch, p, op);
     } else if (op_list_cancel(&p->pending, op)) {
         ch->npending--;
     } else if (op_list_cancel(&p->inflight, op)) {
@@ -887,6 +1069,8 @@ static int take_message(shm_chan_t *ch, struct shm_peer *p, const struct shm_slo
         if (!tags_match(tag, op->tag, op->checked))
             continue;
         op_list_remove(&p->posted, prev, op);
+        if (op->offered) /* the sender sends after all: it did not claim the offer */
+            offer_withdraw(ch, p, op);
         if (desc != NULL) {
             single_copy_read(ch, p, op, tag, desc);
             return 2;
@@ -916,6 +1100,33 @@ static int take_message(shm_chan_t *ch, struct shm_peer *p, const struct shm_slo
     return 1;
 }
 
+/* an offer in slot s of p's ring, kept for the send it names; 0 if it is malformed. Without
+ * memory for it the offer is dropped: its receiver takes it back when the message comes. */
+static int take_offer(shm_chan_t *ch, struct shm_peer *p, const struct shm_slot *s,
+                      uint32_t len_word, uint64_t tag)
+{
+    struct shm_offer o;
+    if ((len_word & ~SLOT_OFFER) != sizeof(o))
+        return 0;
+    memcpy(&o, s->data, sizeof(o)); /* once, then checked: the slot may change */
+    if (o.d.cell >= SHM_CELLS || o.d.gen == 0 || o.d.gen > CELL_GEN_MASK)
+        return 0;
+    drop_offers(p, 1);
+    struct shm_offer_rec *r = malloc(sizeof(*r));
+    if (r == NULL)
+        return 1;
+    r->next = NULL;
+    r->tag = tag;
+    r->o = o;
+    r->map = -1;
+    struct shm_offer_rec **tail = &p->offers;
+    while (*tail != NULL)
+        tail = &(*tail)->next;
+    *tail = r;
+    ch->stats.offers_received++;
+    return 1;
+}
+
 /* the messages waiting in p's ring, in order. Out of line, as is write_pending: an idle pass
  * reads one sequence number per peer and keeps the register saves of these loops out of it */
 static __attribute__((noinline)) unsigned take_ready(shm_chan_t *ch, struct shm_peer *p)
@@ -928,6 +1139,17 @@ static __attribute__((noinline)) unsigned take_ready(shm_chan_t *ch, struct shm_
         /* each header field read once: the slot may change under us */
         const uint32_t len_word = *(volatile const uint32_t *)&s->len;
         const uint64_t tag = *(volatile const uint64_t *)&s->tag;
+        if (len_word & SLOT_OFFER) {
+            if (!take_offer(ch, p, s, len_word, tag)) {
+                events += abandon_peer(ch, p, "an offer word of", len_word);
+                break;
+            }
+            p->in_tail++;
+            atomic_store_explicit(&p->in->consumed, p->in_tail, memory_order_release);
+            ch->stats.received++;
+            events++;
+            continue;
+        }
         const int descriptor = (len_word & SLOT_DESCRIPTOR) != 0;
         const uint32_t len = len_word & ~SLOT_DESCRIPTOR;
         struct shm_desc d;
@@ -982,6 +1204,35 @@ static __attribute__((noinline)) unsigned write_pending(shm_chan_t *ch)
     return events;
 }
 
+/* completes the offered receives whose senders wrote their buffers */
+static __attribute__((noinline)) unsigned take_writes(shm_chan_t *ch)
+{
+    unsigned events = 0;
+    for (int k = 0; ch->noffered > 0 && k < ch->nlocal; k++) {
+        struct shm_peer *p = &ch->locals[k];
+        for (tp_op_t *op = p->posted.head, *prev = NULL, *next; op != NULL; op = next) {
+            next = op->next;
+            const uint32_t w =
+                op->offered ? atomic_load_explicit(&p->out->cell[op->sc_cell], memory_order_acquire)
+                            : 0;
+            if (!op->offered || w == cell_word(op->sc_gen, CELL_POSTED) ||
+                w == cell_word(op->sc_gen, CELL_CLAIMED)) {
+                prev = op;
+                continue;
+            }
+            op_list_remove(&p->posted, prev, op);
+            p->cells_used &= ~(UINT64_C(1) << op->sc_cell);
+            ch->noffered--;
+            op->offered = 0;
+            op->status = w == cell_word(op->sc_gen, CELL_DONE) ? UCOLL_OK : UCOLL_ERR_TRANSPORT;
+            ch->stats.writes_taken += op->status == UCOLL_OK;
+            op->done = 1;
+            events++;
+        }
+    }
+    return events;
+}
+
 /* completes the single-copy sends whose receivers answered */
 static __attribute__((noinline)) unsigned take_answers(shm_chan_t *ch)
 {
@@ -1015,6 +1266,8 @@ unsigned shm_progress(shm_chan_t *ch)
     unsigned events = 0;
     if (ch->ninflight > 0)
         events += take_answers(ch);
+    if (ch->noffered > 0)
+        events += take_writes(ch);
     for (int k = 0; k < ch->nlocal; k++) {
         struct shm_peer *p = &ch->locals[k];
         if (k == ch->me || p->broken)

@@ -102,6 +102,24 @@ void shm_recv(shm_chan_t *ch, int peer, void *buf, uint64_t tag, uint64_t checke
  * used (the receive was abandoned): the sender's send completes as after a read. Does nothing
  * to an op that was not lent. */
 ucoll_status_t shm_release(shm_chan_t *ch, tp_op_t *op, int used);
+/* Writes into the receiver ("offers"). A receive posted ahead of its round may offer its buffer,
+ * where that lies in a region of this process (ucoll_mem_alloc) and the message goes by single
+ * copy: the sender, if it claims the offer before it sends, writes the message straight into
+ * the buffer while it computes it (one pass instead of a write and the receiver's copy) and
+ * sends nothing. Failure safety as for single copy: the receive completes only on DONE, which
+ * a dead or stopped writer never stores.
+ *
+ * shm_recv_offer: as shm_recv, with the offer sent ahead; 1 if posted so, 0 if nothing was
+ * posted (no region, no cell or slot free, the message already here). The receive completes
+ * OK once the sender has written it all, or as any receive if the sender sends the message. */
+int shm_recv_offer(shm_chan_t *ch, int peer, void *buf, uint64_t tag, uint64_t checked,
+                   tp_op_t *op);
+/* the sender's side: peer's offer of a receive that a message of len bytes with this tag
+ * matches, claimed: where to write those bytes (*handle for shm_write_done); NULL if none */
+void *shm_write_target(shm_chan_t *ch, int peer, uint64_t tag, size_t len, void **handle);
+/* the bytes are written: completes the receive. OK, or PEER_FAILED if the receiver gave up
+ * waiting for them (its receive failed) */
+ucoll_status_t shm_write_done(shm_chan_t *ch, int peer, void *handle);
 /* takes an incomplete op off its list: it will not complete. A single-copy send in flight is
  * taken back (its receiver's read then fails, or has already succeeded). */
 void shm_cancel(shm_chan_t *ch, tp_op_t *op);
@@ -121,9 +139,12 @@ void shm_test_start_counts(shm_chan_t *ch, int peer, uint32_t start);
  * and tools) */
 typedef struct {
     unsigned long long sent, received, unexpected, rings;
-    unsigned long long copies_sent, copies_read;   /* single copy: descriptors sent, data read */
-    unsigned long long copies_mapped, copies_lent; /* of the reads: by memcpy from a mapped
-                                                    * region, and lent in place */
+    unsigned long long copies_sent, copies_read;     /* single copy: descriptors sent, data read */
+    unsigned long long copies_mapped, copies_lent;   /* of the reads: by memcpy from a mapped
+                                                      * region, and lent in place */
+    unsigned long long offers_sent, offers_received; /* receivers' buffers offered */
+    unsigned long long copies_written, writes_taken; /* messages written into offered buffers,
+                                                      * as the sender and as the receiver */
 } shm_stats_t;
 /* 1 if process pid no longer runs: gone, or a zombie not yet reaped by its parent */
 int shm_process_gone(long pid);

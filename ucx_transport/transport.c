@@ -727,7 +727,7 @@ static void op_reset(tp_ctx_t *tp, tp_op_t *op, int peer, size_t len)
     op->is_recv = 0;
     op->tag = op->checked = 0;
     op->via_shm = op->crossed = 0;
-    op->lend_ok = op->lent = 0;
+    op->lend_ok = op->lent = op->offered = 0;
     op->watched = 0;
     op->watch_prev = op->watch_next = NULL;
 }
@@ -843,6 +843,35 @@ ucoll_status_t tp_irecv(tp_ctx_t *tp, int peer, void *buf, size_t len, void *mem
         return UCOLL_OK;
     }
     return ucx_recv(tp, peer, buf, len, memh, tag, checked, op);
+}
+
+int tp_irecv_offer(tp_ctx_t *tp, int peer, void *buf, size_t len, uint64_t tag, uint64_t checked,
+                   tp_op_t *op)
+{
+    if (tp->shm == NULL || tp->peers[peer].failed || !tp->peers[peer].on_host)
+        return 0;
+    op_reset(tp, op, peer, len);
+    op->is_recv = 1;
+    if (peer_ready(tp, peer) != UCOLL_OK || !tp->peers[peer].shm || !through_shm(tp, len, 1) ||
+        !shm_recv_offer(tp->shm, peer, buf, tag, checked, op)) {
+        op->done = 1; /* nothing posted: the op holds nothing */
+        return 0;
+    }
+    watch(tp, op);
+    return 1;
+}
+
+void *tp_write_target(tp_ctx_t *tp, int peer, uint64_t tag, size_t len, void **handle)
+{
+    *handle = NULL;
+    if (tp->shm == NULL || !tp->peers[peer].shm || tp->peers[peer].failed)
+        return NULL;
+    return shm_write_target(tp->shm, peer, tag, len, handle);
+}
+
+ucoll_status_t tp_write_done(tp_ctx_t *tp, int peer, void *handle)
+{
+    return shm_write_done(tp->shm, peer, handle);
 }
 
 /* tp_abandon of an op that is not done, or still holds a UCP request or its watch */
@@ -1062,6 +1091,9 @@ void tp_get_stats(const tp_ctx_t *tp, tp_stats_t *stats)
     stats->copies_read = st.copies_read;
     stats->copies_mapped = st.copies_mapped;
     stats->copies_lent = st.copies_lent;
+    stats->offers_sent = st.offers_sent;
+    stats->copies_written = st.copies_written;
+    stats->writes_taken = st.writes_taken;
 }
 
 /* ---------------------------------------------------------------------------------------------

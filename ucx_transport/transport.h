@@ -149,6 +149,17 @@ ucoll_status_t tp_irecv(tp_ctx_t *tp, int peer, void *buf, size_t len, void *mem
 enum { TP_SINGLE_COPY = 1, TP_LEND = 2 };
 const void *tp_op_lent(const tp_op_t *op);
 ucoll_status_t tp_release(tp_ctx_t *tp, tp_op_t *op);
+/* a single-copy receive posted ahead of its round whose buffer, where it lies in a region of
+ * this process, is offered to the sender (shm.h): the sender may write the message into it
+ * (tp_write_target) instead of sending it. 1 if posted so (it completes as any receive); 0 if
+ * nothing was posted (no region, another channel, no room): the caller receives as usual. */
+int tp_irecv_offer(tp_ctx_t *tp, int peer, void *buf, size_t len, uint64_t tag, uint64_t checked,
+                   tp_op_t *op);
+/* the sender's side: where peer offered to take the message of len bytes with this tag, claimed
+ * (the message is then not sent: tp_write_done delivers it); NULL if it did not */
+void *tp_write_target(tp_ctx_t *tp, int peer, uint64_t tag, size_t len, void **handle);
+/* the claimed target holds the message: OK, or PEER_FAILED (the receiver gave up on it) */
+ucoll_status_t tp_write_done(tp_ctx_t *tp, int peer, void *handle);
 /* ends an op: frees its UCP request; an incomplete receive is cancelled, an incomplete send is
  * released to finish inside UCX (its buffer must stay valid until then: only error paths do
  * this). Afterwards the op is done and no callback touches it any more. */
@@ -188,6 +199,8 @@ typedef struct {
     unsigned long long endpoints, rings, sent_ucx, sent_shm;
     unsigned long long shm_sent, shm_received, shm_unexpected;
     unsigned long long copies_sent, copies_read, copies_mapped, copies_lent;
+    unsigned long long offers_sent, copies_written, writes_taken; /* tp_irecv_offer's offers, and
+                                                                   * messages written by them */
 } tp_stats_t;
 void tp_get_stats(const tp_ctx_t *tp, tp_stats_t *stats);
 

@@ -1070,6 +1070,170 @@ START_TEST(single_copy_dead_sender)
 }
 END_TEST
 
+/* ---- offers: a receive posted ahead offers its buffer (in a region) to the sender, which
+ * writes the message into it instead of sending it */
+
+static void offer_recv(shm_chan_t *ch, int peer, void *buf, size_t len, uint64_t tag, tp_op_t *op,
+                       int want_posted)
+{
+    op_init(op, peer, len, 1);
+    ck_assert_int_eq(shm_recv_offer(ch, peer, buf, tag, CHECKED, op), want_posted);
+}
+
+/* written: the receive completes OK only after shm_write_done, with the writer's bytes in the
+ * receiver's buffer; three rounds reuse the cells */
+START_TEST(offer_written)
+{
+    pair_t p;
+    pair_open_single_copy(&p);
+    void *mem = NULL;
+    ck_assert_int_eq(shm_region_alloc(SC_LEN + 64, &mem), 0);
+    unsigned char *out = (unsigned char *)mem + 64;
+    static unsigned char want[SC_LEN];
+    for (int round = 0; round < 3; round++) {
+        tp_op_t r;
+        void *handle = NULL;
+        offer_recv(p.ch[1], 0, out, SC_LEN, 20 + round, &r, 1);
+        ck_assert_ptr_null(shm_write_target(p.ch[0], 1, 20 + round, SC_LEN, &handle));
+        ck_assert_uint_eq(shm_progress(p.ch[0]), 1); /* the offer arrives */
+        /* another tag or length claims nothing */
+        ck_assert_ptr_null(shm_write_target(p.ch[0], 1, 99, SC_LEN, &handle));
+        unsigned char *t = shm_write_target(p.ch[0], 1, 20 + round, SC_LEN, &handle);
+        ck_assert_ptr_nonnull(t);
+        ck_assert_ptr_ne(t, out); /* the writer's own mapping of the region */
+        fill(want, SC_LEN, 7 + (unsigned)round);
+        memcpy(t, want, SC_LEN);
+        shm_progress(p.ch[1]);
+        ck_assert_int_eq(r.done, 0); /* claimed, not written yet */
+        ck_assert_int_eq(shm_write_done(p.ch[0], 1, handle), UCOLL_OK);
+        ck_assert_uint_eq(shm_progress(p.ch[1]), 1);
+        ck_assert_int_eq(r.done, 1);
+        ck_assert_int_eq(r.status, UCOLL_OK);
+        ck_assert_mem_eq(out, want, SC_LEN);
+        /* claimed once: the same tag finds nothing now */
+        ck_assert_ptr_null(shm_write_target(p.ch[0], 1, 20 + round, SC_LEN, &handle));
+    }
+    ck_assert_uint_eq(stats(p.ch[1]).offers_sent, 3);
+    ck_assert_uint_eq(stats(p.ch[0]).offers_received, 3);
+    ck_assert_uint_eq(stats(p.ch[0]).copies_written, 3);
+    ck_assert_uint_eq(stats(p.ch[1]).writes_taken, 3);
+    ck_assert_uint_eq(stats(p.ch[0]).copies_sent, 0);
+    pair_close(&p);
+    ck_assert_int_eq(shm_region_free(mem), 0);
+}
+END_TEST
+
+/* an offer the sender does not claim: its ordinary message completes the receive (the offer
+ * withdrawn first), and the offer can no longer be claimed */
+START_TEST(offer_not_claimed)
+{
+    pair_t p;
+    pair_open_single_copy(&p);
+    void *mem = NULL;
+    ck_assert_int_eq(shm_region_alloc(SC_LEN, &mem), 0);
+    static unsigned char in[SC_LEN];
+    fill(in, SC_LEN, 11);
+    tp_op_t s, r;
+    void *handle = NULL;
+    offer_recv(p.ch[1], 0, mem, SC_LEN, 30, &r, 1);
+    send_msg(p.ch[0], 1, in, SC_LEN, 30, &s); /* its progress pass takes the offer too */
+    shm_progress(p.ch[0]);
+    shm_progress(p.ch[1]);
+    ck_assert_int_eq(r.done, 1);
+    ck_assert_int_eq(r.status, UCOLL_OK);
+    ck_assert_mem_eq(mem, in, SC_LEN);
+    shm_progress(p.ch[0]);
+    ck_assert_int_eq(s.done, 1);
+    ck_assert_int_eq(s.status, UCOLL_OK);
+    ck_assert_ptr_null(shm_write_target(p.ch[0], 1, 30, SC_LEN, &handle));
+    ck_assert_uint_eq(stats(p.ch[0]).copies_written, 0);
+    ck_assert_uint_eq(stats(p.ch[1]).writes_taken, 0);
+    ck_assert_uint_eq(stats(p.ch[1]).copies_read, 1);
+    pair_close(&p);
+    ck_assert_int_eq(shm_region_free(mem), 0);
+}
+END_TEST
+
+/* nothing is offered (nor posted) for a buffer outside every region, a message the rings carry
+ * whole, a channel without single copy, or a message that has already arrived */
+START_TEST(offer_refused)
+{
+    pair_t p;
+    pair_open_single_copy(&p);
+    void *mem = NULL;
+    ck_assert_int_eq(shm_region_alloc(SC_LEN, &mem), 0);
+    static unsigned char plain[SC_LEN], in[SC_LEN];
+    tp_op_t r, s;
+    offer_recv(p.ch[1], 0, plain, SC_LEN, 40, &r, 0);
+    offer_recv(p.ch[1], 0, mem, SHM_MAX_MESSAGE, 40, &r, 0);
+    send_msg(p.ch[0], 1, in, SC_LEN, 41, &s);
+    shm_progress(p.ch[1]); /* unexpected now */
+    offer_recv(p.ch[1], 0, mem, SC_LEN, 41, &r, 0);
+    recv_msg(p.ch[1], 0, mem, SC_LEN, 41, &r);
+    ck_assert_int_eq(r.done, 1);
+    ck_assert_int_eq(r.status, UCOLL_OK);
+    shm_set_single_copy(p.ch[1], 0);
+    offer_recv(p.ch[1], 0, mem, SC_LEN, 42, &r, 0);
+    ck_assert_uint_eq(stats(p.ch[1]).offers_sent, 0);
+    pair_close(&p);
+    ck_assert_int_eq(shm_region_free(mem), 0);
+}
+END_TEST
+
+/* a cancelled offered receive: its offer cannot be claimed afterwards; one claimed by a writer
+ * whose process is gone is given up at once, and that writer's DONE is refused */
+START_TEST(offer_cancelled)
+{
+    pid_t dead = fork();
+    ck_assert_int_ge(dead, 0);
+    if (dead == 0)
+        _exit(0);
+    int status;
+    ck_assert_int_eq(waitpid(dead, &status, 0), dead);
+    pair_t p;
+    pair_open_single_copy(&p);
+    void *mem = NULL;
+    ck_assert_int_eq(shm_region_alloc(SC_LEN, &mem), 0);
+    tp_op_t r;
+    void *handle = NULL;
+    offer_recv(p.ch[1], 0, mem, SC_LEN, 50, &r, 1);
+    shm_progress(p.ch[0]);
+    shm_cancel(p.ch[1], &r);
+    ck_assert_ptr_null(shm_write_target(p.ch[0], 1, 50, SC_LEN, &handle));
+
+    offer_recv(p.ch[1], 0, mem, SC_LEN, 51, &r, 1);
+    shm_progress(p.ch[0]);
+    ck_assert_ptr_nonnull(shm_write_target(p.ch[0], 1, 51, SC_LEN, &handle));
+    shm_enable_peer(p.ch[1], 0, (long)dead, p.fd[0]); /* the writer, as rank 1 sees it, died */
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    shm_cancel(p.ch[1], &r);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    ck_assert_int_lt(t1.tv_sec - t0.tv_sec, 2);
+    ck_assert_int_eq(shm_write_done(p.ch[0], 1, handle), UCOLL_ERR_PEER_FAILED);
+    ck_assert_uint_eq(stats(p.ch[0]).copies_written, 0);
+    pair_close(&p);
+    ck_assert_int_eq(shm_region_free(mem), 0);
+}
+END_TEST
+
+/* a forged offer (a cell beyond the ring's) abandons the pair as a forged descriptor does */
+START_TEST(offer_forged_cell)
+{
+    pair_t p;
+    pair_open_single_copy(&p);
+    unsigned char *ring = map_ring_0_to_1(&p);
+    uint64_t o[8] = {0};
+    o[2] = (uint64_t)SHM_CELLS | (1ull << 32);
+    memcpy(ring + SHM_RING_CONTROL + SHM_SLOT_HEADER, o, sizeof(o));
+    forge_slot(ring, 0, 1, 0x40000000u | (uint32_t)sizeof(o), 9);
+    shm_progress(p.ch[1]);
+    assert_abandoned(&p);
+    munmap(ring, SHM_RING_BYTES);
+    pair_close(&p);
+}
+END_TEST
+
 /* a forged descriptor, a cell beyond the ring's, abandons the pair as a forged length does */
 START_TEST(single_copy_forged_cell)
 {
@@ -1223,6 +1387,11 @@ int main(void)
     tcase_add_test(tc, single_copy_forged_cell);
     tcase_add_test(tc, single_copy_forged_generation);
     tcase_add_test(tc, single_copy_before_set);
+    tcase_add_test(tc, offer_written);
+    tcase_add_test(tc, offer_not_claimed);
+    tcase_add_test(tc, offer_refused);
+    tcase_add_test(tc, offer_cancelled);
+    tcase_add_test(tc, offer_forged_cell);
     tcase_add_test(tc, single_copy_abandoned_pair);
     tcase_add_test(tc, single_copy_taken_unexpected);
     tcase_add_test(tc, single_copy_probe_here);
