@@ -610,15 +610,17 @@ static void abandon_round(ucoll_request_t *req)
     req->posted = 0;
 }
 
-/* the REDUCE red with the bytes of its received operand at `lent` (the sender's, in place)
- * instead of in the receive region; where they stand for dst (dst <- src (+) received), one
- * three-operand pass writes dst */
-static void reduce_lent_part(ucoll_request_t *req, const sched_step_t *red,
-                             const sched_step_t *xchg, const char *lent, size_t off, size_t n)
+/* elements [off, off + n) of the REDUCE red. lent: the bytes of its received operand (the
+ * sender's, in place) instead of the receive region of the round xchg; where they stand for dst
+ * (dst <- src (+) received), one three-operand pass writes dst */
+static void reduce_part(ucoll_request_t *req, const sched_step_t *red, const sched_step_t *xchg,
+                        const char *lent, size_t off, size_t n)
 {
     const size_t b = off * req->elem_size;
     char *dst = (char *)region_addr(req, red->dst) + b;
-    if (!same_region(red->dst, xchg->recv)) /* dst <- received (+) dst */
+    if (lent == NULL)
+        op_apply(req->op, req->dtype, (const char *)region_addr(req, red->src) + b, dst, n);
+    else if (!same_region(red->dst, xchg->recv)) /* dst <- received (+) dst */
         op_apply(req->op, req->dtype, lent + b, dst, n);
     else
         op_apply_to(req->op, req->dtype, (const char *)region_addr(req, red->src) + b, lent + b,
@@ -649,26 +651,24 @@ static void *write_target(ucoll_request_t *req, const sched_step_t *red, void **
 /* bytes reduced before their copy goes to the receiver's buffer: while they are in cache */
 enum { WRITE_BLOCK_BYTES = 16384 };
 
-/* the REDUCE red with the bytes of its received operand at `lent` (the sender's, in place)
- * instead of in the receive region; where they stand for dst (dst <- src (+) received), one
- * three-operand pass writes dst. Where the next round sends dst to a receiver that offered its
- * buffer, each block of dst is also written there as soon as it is reduced, and that send is
- * done. */
-static ucoll_status_t reduce_lent(ucoll_request_t *req, const sched_step_t *red,
-                                  const sched_step_t *xchg, const char *lent)
+/* the whole REDUCE red (reduce_part; lent and xchg may be NULL). Where the next round sends
+ * dst to a receiver that offered its buffer, each block of dst is also written there as soon
+ * as it is reduced, and that send is done. */
+static ucoll_status_t reduce_writing(ucoll_request_t *req, const sched_step_t *red,
+                                     const sched_step_t *xchg, const char *lent)
 {
     void *handle;
     char *target = write_target(req, red, &handle);
     const size_t count = red->src.count, esz = req->elem_size;
     if (target == NULL) {
-        reduce_lent_part(req, red, xchg, lent, 0, count);
+        reduce_part(req, red, xchg, lent, 0, count);
         return UCOLL_OK;
     }
     const size_t block = WRITE_BLOCK_BYTES / esz > 0 ? WRITE_BLOCK_BYTES / esz : 1;
     const char *dst = region_addr(req, red->dst);
     for (size_t off = 0; off < count; off += block) {
         const size_t n = count - off < block ? count - off : block;
-        reduce_lent_part(req, red, xchg, lent, off, n);
+        reduce_part(req, red, xchg, lent, off, n);
         memcpy(target + off * esz, dst + off * esz, n * esz);
     }
     const size_t later = (size_t)(red - req->sched.steps) + 1;
@@ -689,7 +689,7 @@ static ucoll_status_t reduce_arrived_segments(ucoll_request_t *req, const sched_
             return tp_op_status(op);
         const void *lent = tp_op_lent(op);
         if (lent != NULL) { /* the whole message: a lent receive is never segmented */
-            ucoll_status_t wst = reduce_lent(req, red, step, lent);
+            ucoll_status_t wst = reduce_writing(req, red, step, lent);
             req->reduced++;
             ucoll_status_t st = tp_release(req->comm->ctx->tp, op);
             if (st == UCOLL_OK)
@@ -698,11 +698,17 @@ static ucoll_status_t reduce_arrived_segments(ucoll_request_t *req, const sched_
                 return st;
             continue;
         }
+        if (req->nrecv == 1) { /* the whole message: it may be written on as it is reduced */
+            req->reduced++;
+            ucoll_status_t st = reduce_writing(req, red, step, NULL);
+            if (st != UCOLL_OK)
+                return st;
+            continue;
+        }
         size_t off = req->reduced * req->seg_elems;
         size_t n =
             step->recv.count - off < req->seg_elems ? step->recv.count - off : req->seg_elems;
-        op_apply(req->op, req->dtype, (char *)region_addr(req, red->src) + off * req->elem_size,
-                 (char *)region_addr(req, red->dst) + off * req->elem_size, n);
+        reduce_part(req, red, step, NULL, off, n);
         req->reduced++;
     }
     return UCOLL_OK;
@@ -800,10 +806,14 @@ ucoll_status_t exec_advance(ucoll_request_t *req)
             memmove(region_addr(req, step->dst), region_addr(req, step->src),
                     step->src.count * req->elem_size);
             break;
-        case SCHED_REDUCE:
-            op_apply(req->op, req->dtype, region_addr(req, step->src), region_addr(req, step->dst),
-                     step->src.count);
+        case SCHED_REDUCE: {
+            ucoll_status_t st = reduce_writing(req, step, NULL, NULL);
+            if (st != UCOLL_OK) { /* the next round's receiver gave up on the written message */
+                req->comm->revoked = 1;
+                return finish(req, st);
+            }
             break;
+        }
         case SCHED_XCHG: {
             ucoll_status_t st = advance_round(req, step);
             if (st == UCOLL_INPROGRESS)

@@ -441,7 +441,7 @@ for np in 2 3 4; do
     mp "mp_test np=$np --mem UCOLL_SINGLE_COPY_MIN=4097" "$np" 600 \
         "UCOLL_SINGLE_COPY_MIN=4097 UCOLL_TEST_SHM_COUNTS=1" --mem "${SC_COMBOS[@]}"
     sc_mapped_check "mp_test np=$np --mem UCOLL_SINGLE_COPY_MIN=4097" "$np"
-    [ "$np" = 4 ] || sc_written_check "mp_test np=$np --mem UCOLL_SINGLE_COPY_MIN=4097" "$np"
+    sc_written_check "mp_test np=$np --mem UCOLL_SINGLE_COPY_MIN=4097" "$np"
 done
 # the block collectives too (reduce-scatter's received blocks are (+)ed where they lie)
 run_job "block_test np=5 --mem UCOLL_SINGLE_COPY_MIN=4097" 5 600 \
