@@ -651,29 +651,38 @@ static void *write_target(ucoll_request_t *req, const sched_step_t *red, void **
 /* bytes reduced before their copy goes to the receiver's buffer: while they are in cache */
 enum { WRITE_BLOCK_BYTES = 16384 };
 
-/* the whole REDUCE red (reduce_part; lent and xchg may be NULL). Where the next round sends
- * dst to a receiver that offered its buffer, each block of dst is also written there as soon
- * as it is reduced, and that send is done. */
+/* the whole REDUCE red (reduce_part; xchg and lent_op, the lent receive whose bytes are
+ * `lent`, may be NULL). Where the next round sends dst to a receiver that offered its buffer,
+ * each block of dst is also written there as soon as it is reduced (until the receiver gives
+ * up), and that send is done. A lent receive is released before the write completes: only a
+ * release that finds the lender's bytes unchanged lets the written message count. */
 static ucoll_status_t reduce_writing(ucoll_request_t *req, const sched_step_t *red,
-                                     const sched_step_t *xchg, const char *lent)
+                                     const sched_step_t *xchg, tp_op_t *lent_op)
 {
+    tp_ctx_t *tp = req->comm->ctx->tp;
+    const char *lent = lent_op != NULL ? tp_op_lent(lent_op) : NULL;
     void *handle;
     char *target = write_target(req, red, &handle);
     const size_t count = red->src.count, esz = req->elem_size;
     if (target == NULL) {
         reduce_part(req, red, xchg, lent, 0, count);
-        return UCOLL_OK;
-    }
-    const size_t block = WRITE_BLOCK_BYTES / esz > 0 ? WRITE_BLOCK_BYTES / esz : 1;
-    const char *dst = region_addr(req, red->dst);
-    for (size_t off = 0; off < count; off += block) {
-        const size_t n = count - off < block ? count - off : block;
-        reduce_part(req, red, xchg, lent, off, n);
-        memcpy(target + off * esz, dst + off * esz, n * esz);
+        return lent_op != NULL ? tp_release(tp, lent_op) : UCOLL_OK;
     }
     const size_t later = (size_t)(red - req->sched.steps) + 1;
     const int peer = req->comm->world_rank[req->sched.steps[later].send_peer];
-    ucoll_status_t st = tp_write_done(req->comm->ctx->tp, peer, handle);
+    const size_t block = WRITE_BLOCK_BYTES / esz > 0 ? WRITE_BLOCK_BYTES / esz : 1;
+    const char *dst = region_addr(req, red->dst);
+    int claimed = 1;
+    for (size_t off = 0; off < count; off += block) {
+        const size_t n = count - off < block ? count - off : block;
+        reduce_part(req, red, xchg, lent, off, n);
+        if (claimed && (claimed = tp_write_claimed(tp, peer, handle)) != 0)
+            memcpy(target + off * esz, dst + off * esz, n * esz);
+    }
+    ucoll_status_t st = lent_op != NULL ? tp_release(tp, lent_op) : UCOLL_OK;
+    ucoll_status_t wst = tp_write_done(tp, peer, handle, st == UCOLL_OK && claimed);
+    if (st == UCOLL_OK)
+        st = wst;
     if (st == UCOLL_OK)
         req->written_pc = later;
     return st;
@@ -687,13 +696,9 @@ static ucoll_status_t reduce_arrived_segments(ucoll_request_t *req, const sched_
         tp_op_t *op = recv_op(req, req->reduced);
         if (tp_op_status(op) != UCOLL_OK)
             return tp_op_status(op);
-        const void *lent = tp_op_lent(op);
-        if (lent != NULL) { /* the whole message: a lent receive is never segmented */
-            ucoll_status_t wst = reduce_writing(req, red, step, lent);
+        if (tp_op_lent(op) != NULL) { /* the whole message: a lent receive is never segmented */
             req->reduced++;
-            ucoll_status_t st = tp_release(req->comm->ctx->tp, op);
-            if (st == UCOLL_OK)
-                st = wst;
+            ucoll_status_t st = reduce_writing(req, red, step, op);
             if (st != UCOLL_OK)
                 return st;
             continue;

@@ -521,8 +521,11 @@ static unsigned abandon_peer(shm_chan_t *ch, struct shm_peer *p, const char *wha
             ch->rank, p->rank, what, value, p->rank);
     for (tp_op_t *op; (op = p->posted.head) != NULL; n++) {
         op_list_remove(&p->posted, NULL, op);
-        ch->noffered -= op->offered;
-        op->offered = 0;
+        if (op->offered) { /* no claim may follow: the receive fails, its buffer is the caller's */
+            cell_answer(&p->out->cell[op->sc_cell], op->sc_gen, CELL_CANCELLED);
+            ch->noffered--;
+            op->offered = 0;
+        }
         fail_op(op);
     }
     drop_offers(p, 0);
@@ -910,8 +913,11 @@ int shm_recv_offer(shm_chan_t *ch, int peer, void *buf, uint64_t tag, uint64_t c
     struct shm_peer *p = peer_of(ch, peer);
     struct shm_offer o;
     memset(&o, 0, sizeof(o));
+    /* sends waiting for a cell, or fewer than a quarter free: the cells go to descriptors,
+     * whose rounds come first */
     if (p->broken || op->expected <= SHM_MAX_MESSAGE || ch->single_copy == 0 ||
-        op->expected < ch->single_copy || p->cells_used == UINT64_MAX ||
+        op->expected < ch->single_copy || p->pending.head != NULL ||
+        __builtin_popcountll(p->cells_used) > SHM_CELLS - SHM_CELLS / 4 ||
         !shm_region_find(buf, op->expected, &o.d.region))
         return 0;
     for (const struct shm_msg *m = p->unexp_head; m != NULL; m = m->next)
@@ -1011,7 +1017,7 @@ void *shm_write_target(shm_chan_t *ch, int peer, uint64_t tag, size_t len, void 
     return NULL;
 }
 
-ucoll_status_t shm_write_done(shm_chan_t *ch, int peer, void *handle)
+ucoll_status_t shm_write_done(shm_chan_t *ch, int peer, void *handle, int valid)
 {
     struct shm_peer *p = peer_of(ch, peer);
     struct shm_offer_rec *o = handle;
@@ -1019,12 +1025,20 @@ ucoll_status_t shm_write_done(shm_chan_t *ch, int peer, void *handle)
     /* the release orders the written bytes before DONE; the swap fails only if the receiver
      * gave up waiting for this write (its receive has failed) */
     const int won = atomic_compare_exchange_strong_explicit(
-        &p->in->cell[o->o.d.cell], &w, cell_word(o->o.d.gen, CELL_DONE), memory_order_acq_rel,
-        memory_order_acquire);
+        &p->in->cell[o->o.d.cell], &w, cell_word(o->o.d.gen, valid ? CELL_DONE : CELL_FAILED),
+        memory_order_acq_rel, memory_order_acquire);
     p->maps[o->map].lent--;
     free(o);
-    ch->stats.copies_written += won;
-    return won ? UCOLL_OK : UCOLL_ERR_PEER_FAILED;
+    ch->stats.copies_written += won && valid;
+    return won && valid ? UCOLL_OK : UCOLL_ERR_PEER_FAILED;
+}
+
+int shm_write_claimed(const shm_chan_t *ch, int peer, const void *handle)
+{
+    const struct shm_peer *p = &ch->locals[ch->local_of[peer]];
+    const struct shm_offer_rec *o = handle;
+    return atomic_load_explicit(&p->in->cell[o->o.d.cell], memory_order_acquire) ==
+           cell_word(o->o.d.gen, CELL_CLAIMED);
 }
 
 ucoll_status_t shm_release(shm_chan_t *ch, tp_op_t *op, int used)
@@ -1224,7 +1238,9 @@ static __attribute__((noinline)) unsigned take_writes(shm_chan_t *ch)
             p->cells_used &= ~(UINT64_C(1) << op->sc_cell);
             ch->noffered--;
             op->offered = 0;
-            op->status = w == cell_word(op->sc_gen, CELL_DONE) ? UCOLL_OK : UCOLL_ERR_TRANSPORT;
+            op->status = w == cell_word(op->sc_gen, CELL_DONE)     ? UCOLL_OK
+                         : w == cell_word(op->sc_gen, CELL_FAILED) ? UCOLL_ERR_PEER_FAILED
+                                                                   : UCOLL_ERR_TRANSPORT;
             ch->stats.writes_taken += op->status == UCOLL_OK;
             op->done = 1;
             events++;

@@ -117,9 +117,13 @@ int shm_recv_offer(shm_chan_t *ch, int peer, void *buf, uint64_t tag, uint64_t c
 /* the sender's side: peer's offer of a receive that a message of len bytes with this tag
  * matches, claimed: where to write those bytes (*handle for shm_write_done); NULL if none */
 void *shm_write_target(shm_chan_t *ch, int peer, uint64_t tag, size_t len, void **handle);
-/* the bytes are written: completes the receive. OK, or PEER_FAILED if the receiver gave up
- * waiting for them (its receive failed) */
-ucoll_status_t shm_write_done(shm_chan_t *ch, int peer, void *handle);
+/* the bytes are written: completes the receive. valid 0: they must not count (what they were
+ * computed from turned out to have changed), the receive fails. OK, or PEER_FAILED if the
+ * receiver gave up waiting for them (its receive failed) or valid was 0 */
+ucoll_status_t shm_write_done(shm_chan_t *ch, int peer, void *handle, int valid);
+/* 1 while the claim still holds (the receiver has not given up on it): a writer stops early
+ * once it is 0 */
+int shm_write_claimed(const shm_chan_t *ch, int peer, const void *handle);
 /* takes an incomplete op off its list: it will not complete. A single-copy send in flight is
  * taken back (its receiver's read then fails, or has already succeeded). */
 void shm_cancel(shm_chan_t *ch, tp_op_t *op);

@@ -869,9 +869,14 @@ void *tp_write_target(tp_ctx_t *tp, int peer, uint64_t tag, size_t len, void **h
     return shm_write_target(tp->shm, peer, tag, len, handle);
 }
 
-ucoll_status_t tp_write_done(tp_ctx_t *tp, int peer, void *handle)
+ucoll_status_t tp_write_done(tp_ctx_t *tp, int peer, void *handle, int valid)
 {
-    return shm_write_done(tp->shm, peer, handle);
+    return shm_write_done(tp->shm, peer, handle, valid);
+}
+
+int tp_write_claimed(const tp_ctx_t *tp, int peer, const void *handle)
+{
+    return shm_write_claimed(tp->shm, peer, handle);
 }
 
 /* tp_abandon of an op that is not done, or still holds a UCP request or its watch */

@@ -158,8 +158,11 @@ int tp_irecv_offer(tp_ctx_t *tp, int peer, void *buf, size_t len, uint64_t tag, 
 /* the sender's side: where peer offered to take the message of len bytes with this tag, claimed
  * (the message is then not sent: tp_write_done delivers it); NULL if it did not */
 void *tp_write_target(tp_ctx_t *tp, int peer, uint64_t tag, size_t len, void **handle);
-/* the claimed target holds the message: OK, or PEER_FAILED (the receiver gave up on it) */
-ucoll_status_t tp_write_done(tp_ctx_t *tp, int peer, void *handle);
+/* the claimed target holds the message: OK, or PEER_FAILED (the receiver gave up on it).
+ * valid 0: it must not count (its inputs turned out to have changed): the receive fails */
+ucoll_status_t tp_write_done(tp_ctx_t *tp, int peer, void *handle, int valid);
+/* 1 while the receiver still waits for the claimed write; 0: it gave up, stop writing */
+int tp_write_claimed(const tp_ctx_t *tp, int peer, const void *handle);
 /* ends an op: frees its UCP request; an incomplete receive is cancelled, an incomplete send is
  * released to finish inside UCX (its buffer must stay valid until then: only error paths do
  * this). Afterwards the op is done and no callback touches it any more. */

@@ -1105,7 +1105,7 @@ START_TEST(offer_written)
         memcpy(t, want, SC_LEN);
         shm_progress(p.ch[1]);
         ck_assert_int_eq(r.done, 0); /* claimed, not written yet */
-        ck_assert_int_eq(shm_write_done(p.ch[0], 1, handle), UCOLL_OK);
+        ck_assert_int_eq(shm_write_done(p.ch[0], 1, handle, 1), UCOLL_OK);
         ck_assert_uint_eq(shm_progress(p.ch[1]), 1);
         ck_assert_int_eq(r.done, 1);
         ck_assert_int_eq(r.status, UCOLL_OK);
@@ -1155,7 +1155,8 @@ START_TEST(offer_not_claimed)
 END_TEST
 
 /* nothing is offered (nor posted) for a buffer outside every region, a message the rings carry
- * whole, a channel without single copy, or a message that has already arrived */
+ * whole, a message that has already arrived, while a send waits for room, or on a channel
+ * without single copy */
 START_TEST(offer_refused)
 {
     pair_t p;
@@ -1172,6 +1173,12 @@ START_TEST(offer_refused)
     recv_msg(p.ch[1], 0, mem, SC_LEN, 41, &r);
     ck_assert_int_eq(r.done, 1);
     ck_assert_int_eq(r.status, UCOLL_OK);
+    /* a send of rank 1 waits for room: its cells go to descriptors first */
+    tp_op_t full[SHM_SLOTS + 1];
+    for (int i = 0; i <= SHM_SLOTS; i++)
+        send_msg(p.ch[1], 0, in, 8, 100 + (uint64_t)i, &full[i]);
+    ck_assert_int_eq(full[SHM_SLOTS].done, 0);
+    offer_recv(p.ch[1], 0, mem, SC_LEN, 43, &r, 0);
     shm_set_single_copy(p.ch[1], 0);
     offer_recv(p.ch[1], 0, mem, SC_LEN, 42, &r, 0);
     ck_assert_uint_eq(stats(p.ch[1]).offers_sent, 0);
@@ -1210,8 +1217,69 @@ START_TEST(offer_cancelled)
     shm_cancel(p.ch[1], &r);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     ck_assert_int_lt(t1.tv_sec - t0.tv_sec, 2);
-    ck_assert_int_eq(shm_write_done(p.ch[0], 1, handle), UCOLL_ERR_PEER_FAILED);
+    ck_assert_int_eq(shm_write_done(p.ch[0], 1, handle, 1), UCOLL_ERR_PEER_FAILED);
     ck_assert_uint_eq(stats(p.ch[0]).copies_written, 0);
+    pair_close(&p);
+    ck_assert_int_eq(shm_region_free(mem), 0);
+}
+END_TEST
+
+/* a writer that reduces out of a lent buffer learns only at the release whether those bytes
+ * counted: rank 1 borrows rank 0's input, claims rank 0's offer and writes into it, and rank 0
+ * takes its input back meanwhile. The write must then not complete rank 0's receive with OK:
+ * the release comes first, and a write whose source failed is ended as failed. */
+START_TEST(offer_written_from_revoked_loan)
+{
+    pair_t p;
+    pair_open_single_copy(&p);
+    void *mem = NULL;
+    ck_assert_int_eq(shm_region_alloc(2 * SC_LEN, &mem), 0);
+    unsigned char *in = mem, *out = (unsigned char *)mem + SC_LEN;
+    static unsigned char tmp[SC_LEN];
+    fill(in, SC_LEN, 21);
+    tp_op_t o, r, s;
+    void *handle = NULL;
+    offer_recv(p.ch[0], 1, out, SC_LEN, 61, &o, 1);
+    recv_msg(p.ch[1], 0, tmp, SC_LEN, 60, &r);
+    r.lend_ok = 1;
+    send_msg(p.ch[0], 1, in, SC_LEN, 60, &s);
+    shm_progress(p.ch[1]); /* the offer and the loan arrive */
+    ck_assert_int_eq(r.lent, 1);
+    unsigned char *t = shm_write_target(p.ch[1], 0, 61, SC_LEN, &handle);
+    ck_assert_ptr_nonnull(t);
+    shm_cancel(p.ch[0], &s); /* rank 0 takes its input back and reuses it */
+    memset(in, 0xEE, SC_LEN);
+    memcpy(t, r.buf, SC_LEN); /* rank 1's reduction, written on */
+    ck_assert_int_eq(shm_release(p.ch[1], &r, 1), UCOLL_ERR_PEER_FAILED);
+    shm_write_done(p.ch[1], 0, handle, 0);
+    shm_progress(p.ch[0]);
+    ck_assert_int_eq(o.done, 1);
+    ck_assert_int_ne(o.status, UCOLL_OK);
+    ck_assert_uint_eq(stats(p.ch[1]).copies_written, 0);
+    pair_close(&p);
+    ck_assert_int_eq(shm_region_free(mem), 0);
+}
+END_TEST
+
+/* a pair given up (its ring forged) fails its offered receives and withdraws their offers:
+ * the peer cannot claim one and write into a buffer whose receive has already failed */
+START_TEST(offer_abandoned_pair)
+{
+    pair_t p;
+    pair_open_single_copy(&p);
+    void *mem = NULL;
+    ck_assert_int_eq(shm_region_alloc(SC_LEN, &mem), 0);
+    tp_op_t o;
+    void *handle = NULL;
+    offer_recv(p.ch[1], 0, mem, SC_LEN, 70, &o, 1);
+    shm_progress(p.ch[0]); /* rank 0 holds the offer */
+    unsigned char *ring = map_ring_0_to_1(&p);
+    forge_slot(ring, 0, 1, SHM_MAX_MESSAGE + 1, 9);
+    shm_progress(p.ch[1]);
+    ck_assert_int_eq(o.done, 1);
+    ck_assert_int_eq(o.status, UCOLL_ERR_TRANSPORT);
+    ck_assert_ptr_null(shm_write_target(p.ch[0], 1, 70, SC_LEN, &handle));
+    munmap(ring, SHM_RING_BYTES);
     pair_close(&p);
     ck_assert_int_eq(shm_region_free(mem), 0);
 }
@@ -1391,6 +1459,8 @@ int main(void)
     tcase_add_test(tc, offer_not_claimed);
     tcase_add_test(tc, offer_refused);
     tcase_add_test(tc, offer_cancelled);
+    tcase_add_test(tc, offer_written_from_revoked_loan);
+    tcase_add_test(tc, offer_abandoned_pair);
     tcase_add_test(tc, offer_forged_cell);
     tcase_add_test(tc, single_copy_abandoned_pair);
     tcase_add_test(tc, single_copy_taken_unexpected);
