@@ -575,15 +575,17 @@ static ucoll_status_t post_round(ucoll_request_t *req, const sched_step_t *step)
      * A large one waits for the receive to be posted, so that the peer's data lands in place
      * instead of in UCX's unexpected-message buffers (an extra copy). */
     const int send_first = step->recv.count * esz <= SEND_FIRST_MAX_BYTES;
-    if (early_here(req) >= 0 && req->nrecv != 1) { /* cannot be: sizes decide alike */
+    int early = early_here(req);
+    if (early >= 0 && req->nrecv != 1) { /* cannot be: sizes decide alike */
         tp_abandon(tp, recv_op(req, 0));
-        req->early_pc[early_here(req)] = 0;
+        req->early_pc[early] = 0;
+        early = -1;
     }
     offer_later_receive(req, step);
     if (send_first)
         post_sends(req, step, sseg);
     const int once = may_copy_once(req, step->recv.count);
-    for (size_t j = early_here(req) >= 0 ? 1 : 0; j < req->nrecv; j++) {
+    for (size_t j = early >= 0 ? 1 : 0; j < req->nrecv; j++) {
         const uint64_t tag = req->recv_tag | ucoll_tag(0, (uint32_t)step->recv_peer, 0, step->round,
                                                        (uint32_t)j, j + 1 == req->nrecv);
         size_t off = j * rseg, n = step->recv.count - off < rseg ? step->recv.count - off : rseg;
@@ -602,8 +604,9 @@ static void abandon_round(ucoll_request_t *req)
     tp_ctx_t *tp = req->comm->ctx->tp;
     for (size_t j = 0; j < req->nrecv; j++)
         tp_abandon(tp, recv_op(req, j));
-    if (early_here(req) >= 0)
-        req->early_pc[early_here(req)] = 0;
+    const int early = early_here(req);
+    if (early >= 0)
+        req->early_pc[early] = 0;
     for (size_t j = 0; j < req->nsend; j++)
         tp_abandon(tp, tp_op_at(req->send_ops, j));
     req->nrecv = req->nsend = 0;
@@ -628,8 +631,8 @@ static void reduce_part(ucoll_request_t *req, const sched_step_t *red, const sch
 }
 
 /* where the round after the REDUCE sends its dst whole by single copy, the receiver's offered
- * buffer for it, claimed (NULL: none) */
-static void *write_target(ucoll_request_t *req, const sched_step_t *red, void **handle)
+ * buffer for it, claimed (NULL: none), and the receiver's world rank in *peer */
+static void *write_target(ucoll_request_t *req, const sched_step_t *red, void **handle, int *peer)
 {
     *handle = NULL;
     const size_t next = (size_t)(red - req->sched.steps) + 1;
@@ -640,12 +643,12 @@ static void *write_target(ucoll_request_t *req, const sched_step_t *red, void **
         !may_copy_once(req, later->send.count))
         return NULL;
     tp_ctx_t *tp = req->comm->ctx->tp;
-    const int peer = req->comm->world_rank[later->send_peer];
+    *peer = req->comm->world_rank[later->send_peer];
     const size_t bytes = later->send.count * req->elem_size;
-    if (!tp_single_copy_size(tp, peer, bytes))
+    if (!tp_single_copy_size(tp, *peer, bytes))
         return NULL;
     const uint64_t tag = req->send_tag | ucoll_tag(0, 0, 0, later->round, 0, 1);
-    return tp_write_target(tp, peer, tag, bytes, handle);
+    return tp_write_target(tp, *peer, tag, bytes, handle);
 }
 
 /* bytes reduced before their copy goes to the receiver's buffer: while they are in cache */
@@ -662,14 +665,13 @@ static ucoll_status_t reduce_writing(ucoll_request_t *req, const sched_step_t *r
     tp_ctx_t *tp = req->comm->ctx->tp;
     const char *lent = lent_op != NULL ? tp_op_lent(lent_op) : NULL;
     void *handle;
-    char *target = write_target(req, red, &handle);
+    int peer = -1;
+    char *target = write_target(req, red, &handle, &peer);
     const size_t count = red->src.count, esz = req->elem_size;
     if (target == NULL) {
         reduce_part(req, red, xchg, lent, 0, count);
         return lent_op != NULL ? tp_release(tp, lent_op) : UCOLL_OK;
     }
-    const size_t later = (size_t)(red - req->sched.steps) + 1;
-    const int peer = req->comm->world_rank[req->sched.steps[later].send_peer];
     const size_t block = WRITE_BLOCK_BYTES / esz > 0 ? WRITE_BLOCK_BYTES / esz : 1;
     const char *dst = region_addr(req, red->dst);
     int claimed = 1;
@@ -683,8 +685,8 @@ static ucoll_status_t reduce_writing(ucoll_request_t *req, const sched_step_t *r
     ucoll_status_t wst = tp_write_done(tp, peer, handle, st == UCOLL_OK && claimed);
     if (st == UCOLL_OK)
         st = wst;
-    if (st == UCOLL_OK)
-        req->written_pc = later;
+    if (st == UCOLL_OK) /* the round after the REDUCE sends nothing */
+        req->written_pc = (size_t)(red - req->sched.steps) + 1;
     return st;
 }
 
@@ -696,16 +698,11 @@ static ucoll_status_t reduce_arrived_segments(ucoll_request_t *req, const sched_
         tp_op_t *op = recv_op(req, req->reduced);
         if (tp_op_status(op) != UCOLL_OK)
             return tp_op_status(op);
-        if (tp_op_lent(op) != NULL) { /* the whole message: a lent receive is never segmented */
+        /* the whole message (a lent receive is never segmented): it may be written on to
+         * the next round's receiver as it is reduced */
+        if (tp_op_lent(op) != NULL || req->nrecv == 1) {
             req->reduced++;
-            ucoll_status_t st = reduce_writing(req, red, step, op);
-            if (st != UCOLL_OK)
-                return st;
-            continue;
-        }
-        if (req->nrecv == 1) { /* the whole message: it may be written on as it is reduced */
-            req->reduced++;
-            ucoll_status_t st = reduce_writing(req, red, step, NULL);
+            ucoll_status_t st = reduce_writing(req, red, step, tp_op_lent(op) != NULL ? op : NULL);
             if (st != UCOLL_OK)
                 return st;
             continue;

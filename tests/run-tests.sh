@@ -408,34 +408,29 @@ run_job "thread_test np=2 UCOLL_SINGLE_COPY_MIN=4097" 2 120 \
 sc_reads_check "thread_test np=2 UCOLL_SINGLE_COPY_MIN=4097" 2 some
 # buffers from ucoll_mem_alloc: every algorithm of the six collectives, results checked, with
 # the large messages read through mappings of the senders' regions (copied from them, or
-# reduced straight out of them: "lent"); each rank reports some of both
-sc_mapped_check() {
-    local name=$1 np=$2 log reports lines bad
+# reduced straight out of them: "lent") and written into receivers' offered buffers.
+# sc_pair_check NAME NP A B WHAT: each of the NP ranks of launch NAME reported non-zero
+# UCOLL_TEST_SHM_COUNTS fields A and B (adjacent on its line); WHAT says what that shows
+sc_pair_check() {
+    local name=$1 np=$2 a=$3 b=$4 what=$5 log reports lines bad
     log="$(job_log "$name")"
-    reports=$(grep -oE 'ucoll: rank [0-9]+ shm .* copies_mapped [0-9]+ copies_lent [0-9]+' "$log" |
+    reports=$(grep -oE "ucoll: rank [0-9]+ shm .* $a [0-9]+ $b [0-9]+" "$log" |
         awk '{ print $3, $(NF - 2), $NF }' | sort -u)
     lines=$(printf '%s' "$reports" | grep -c .)
     bad=$(printf '%s' "$reports" | awk '$2 == 0 || $3 == 0' | grep -c .)
     if [ "$lines" = "$np" ] && [ "$bad" = 0 ]; then
-        pass "$name: every rank copied from and reduced out of peers' regions"
+        pass "$name: every rank $what"
     else
-        fail "$name: $lines of $np ranks reported, $bad of them without mapped or lent reads" "$log"
+        fail "$name: $lines of $np ranks reported, $bad of them with $a or $b 0" "$log"
     fi
 }
-# sc_written_check NAME NP: each of the NP ranks of launch NAME wrote messages into a peer's
-# offered buffer and had messages written into its own (UCOLL_TEST_SHM_COUNTS)
+sc_mapped_check() {
+    sc_pair_check "$1" "$2" copies_mapped copies_lent \
+        "copied from and reduced out of peers' regions"
+}
 sc_written_check() {
-    local name=$1 np=$2 log reports lines bad
-    log="$(job_log "$name")"
-    reports=$(grep -oE 'ucoll: rank [0-9]+ shm .* writes_taken [0-9]+' "$log" |
-        awk '{ print $3, $(NF - 2), $NF }' | sort -u)
-    lines=$(printf '%s' "$reports" | grep -c .)
-    bad=$(printf '%s' "$reports" | awk '$2 == 0 || $3 == 0' | grep -c .)
-    if [ "$lines" = "$np" ] && [ "$bad" = 0 ]; then
-        pass "$name: every rank wrote into a peer's offered buffer and took such writes"
-    else
-        fail "$name: $lines of $np ranks reported, $bad of them without writes both ways" "$log"
-    fi
+    sc_pair_check "$1" "$2" copies_written writes_taken \
+        "wrote into a peer's offered buffer and took such writes"
 }
 for np in 2 3 4; do
     mp "mp_test np=$np --mem UCOLL_SINGLE_COPY_MIN=4097" "$np" 600 \

@@ -606,32 +606,46 @@ static uint32_t next_gen(const struct shm_peer *p)
     return gen != 0 ? gen : 1;
 }
 
+/* a free cell of p set POSTED under the next generation, named in d (0: none free). The cell
+ * is p's only once cell_commit follows the slot that carries d: the slot's release-store
+ * publishes the POSTED with it, and an unwritten slot leaves the cell free. */
+static int cell_take(struct shm_peer *p, struct shm_desc *d)
+{
+    if (p->cells_used == UINT64_MAX)
+        return 0;
+    d->cell = (uint32_t)__builtin_ctzll(~p->cells_used);
+    d->gen = next_gen(p);
+    atomic_store_explicit(&p->out->cell[d->cell], cell_word(d->gen, CELL_POSTED),
+                          memory_order_relaxed);
+    return 1;
+}
+
+/* the cell of d, taken by cell_take and sent in a slot, is op's */
+static void cell_commit(struct shm_peer *p, const struct shm_desc *d, tp_op_t *op)
+{
+    p->gen = d->gen;
+    p->cells_used |= UINT64_C(1) << d->cell;
+    op->sc_cell = d->cell;
+    op->sc_gen = d->gen;
+}
+
 /* posts op's single-copy descriptor: a free cell set POSTED, then the descriptor in the next
  * slot; as slot_write: 1 posted (op waits in p's inflight list), 0 no free cell or slot, -1 the
  * reader's count is impossible */
 static int single_copy_post(shm_chan_t *ch, struct shm_peer *p, tp_op_t *op)
 {
-    if (p->cells_used == UINT64_MAX)
-        return 0;
-    const uint32_t c = (uint32_t)__builtin_ctzll(~p->cells_used);
-    const uint32_t gen = next_gen(p);
-    atomic_store_explicit(&p->out->cell[c], cell_word(gen, CELL_POSTED), memory_order_relaxed);
     struct shm_desc d;
     memset(&d, 0, sizeof(d));
+    if (!cell_take(p, &d))
+        return 0;
     d.addr = (uint64_t)(uintptr_t)op->buf;
     d.len = op->expected;
-    d.cell = c;
-    d.gen = gen;
     if (!shm_region_find(op->buf, op->expected, &d.region))
         d.region.fd = -1;
-    /* the slot's release-store publishes the cell's POSTED with it */
     const int rc = slot_write(p, &d, sizeof(d), op->tag, SLOT_DESCRIPTOR);
     if (rc <= 0)
         return rc;
-    p->gen = gen;
-    p->cells_used |= UINT64_C(1) << c;
-    op->sc_cell = c;
-    op->sc_gen = gen;
+    cell_commit(p, &d, op);
     op_list_push(&p->inflight, op);
     ch->ninflight++;
     ch->stats.copies_sent++;
@@ -928,25 +942,19 @@ int shm_recv_offer(shm_chan_t *ch, int peer, void *buf, uint64_t tag, uint64_t c
             return 0; /* the first send reports it */
         ch->stats.rings++;
     }
-    const uint32_t c = (uint32_t)__builtin_ctzll(~p->cells_used);
-    const uint32_t gen = next_gen(p);
-    atomic_store_explicit(&p->out->cell[c], cell_word(gen, CELL_POSTED), memory_order_relaxed);
+    if (!cell_take(p, &o.d)) /* not reached: a quarter of the cells is free */
+        return 0;
     o.d.addr = (uint64_t)(uintptr_t)buf;
     o.d.len = op->expected;
-    o.d.cell = c;
-    o.d.gen = gen;
     o.checked = checked;
     if (slot_write(p, &o, sizeof(o), tag, SLOT_OFFER) <= 0)
         return 0; /* a full ring: not worth waiting for; an impossible count: the sends say so */
-    p->gen = gen;
-    p->cells_used |= UINT64_C(1) << c;
+    cell_commit(p, &o.d, op);
     op->via_shm = 1;
     op->buf = buf;
     op->tag = tag;
     op->checked = checked;
     op->offered = 1;
-    op->sc_cell = c;
-    op->sc_gen = gen;
     op_list_push(&p->posted, op);
     ch->noffered++;
     ch->stats.offers_sent++;

@@ -644,6 +644,21 @@ static void fill(unsigned char *b, size_t n, unsigned seed)
         b[i] = (unsigned char)(i * 31u + seed);
 }
 
+/* a single-copy pair and one region of len bytes for the buffers a test offers or lends */
+static void *pair_open_with_region(pair_t *p, size_t len)
+{
+    pair_open_single_copy(p);
+    void *mem = NULL;
+    ck_assert_int_eq(shm_region_alloc(len, &mem), 0);
+    return mem;
+}
+
+static void pair_close_with_region(pair_t *p, void *mem)
+{
+    pair_close(p);
+    ck_assert_int_eq(shm_region_free(mem), 0);
+}
+
 /* the receive posted first: the descriptor is read into place at once, and the send completes
  * only once the receiver's DONE has been seen */
 START_TEST(single_copy_posted)
@@ -712,9 +727,7 @@ END_TEST
 START_TEST(single_copy_from_region)
 {
     pair_t p;
-    pair_open_single_copy(&p);
-    void *mem = NULL;
-    ck_assert_int_eq(shm_region_alloc(2 * SC_LEN, &mem), 0);
+    void *mem = pair_open_with_region(&p, 2 * SC_LEN);
     unsigned char *in = (unsigned char *)mem + 64;
     static unsigned char out[SC_LEN], want[SC_LEN];
     fill(in, SC_LEN, 3);
@@ -733,8 +746,7 @@ START_TEST(single_copy_from_region)
     ck_assert_uint_eq(stats(p.ch[1]).copies_read, 1);
     ck_assert_uint_eq(stats(p.ch[1]).copies_mapped, 1);
     ck_assert_uint_eq(stats(p.ch[1]).copies_lent, 0);
-    pair_close(&p);
-    ck_assert_int_eq(shm_region_free(mem), 0);
+    pair_close_with_region(&p, mem);
 }
 END_TEST
 
@@ -744,9 +756,7 @@ END_TEST
 START_TEST(single_copy_lent)
 {
     pair_t p;
-    pair_open_single_copy(&p);
-    void *mem = NULL;
-    ck_assert_int_eq(shm_region_alloc(SC_LEN, &mem), 0);
+    void *mem = pair_open_with_region(&p, SC_LEN);
     unsigned char *in = mem;
     static unsigned char out[SC_LEN], untouched[SC_LEN];
     fill(in, SC_LEN, 4);
@@ -788,8 +798,7 @@ START_TEST(single_copy_lent)
     }
     ck_assert_uint_eq(stats(p.ch[1]).copies_lent, 3);
     ck_assert_uint_eq(stats(p.ch[1]).copies_mapped, 0);
-    pair_close(&p);
-    ck_assert_int_eq(shm_region_free(mem), 0);
+    pair_close_with_region(&p, mem);
 }
 END_TEST
 
@@ -1085,9 +1094,7 @@ static void offer_recv(shm_chan_t *ch, int peer, void *buf, size_t len, uint64_t
 START_TEST(offer_written)
 {
     pair_t p;
-    pair_open_single_copy(&p);
-    void *mem = NULL;
-    ck_assert_int_eq(shm_region_alloc(SC_LEN + 64, &mem), 0);
+    void *mem = pair_open_with_region(&p, SC_LEN + 64);
     unsigned char *out = (unsigned char *)mem + 64;
     static unsigned char want[SC_LEN];
     for (int round = 0; round < 3; round++) {
@@ -1118,8 +1125,7 @@ START_TEST(offer_written)
     ck_assert_uint_eq(stats(p.ch[0]).copies_written, 3);
     ck_assert_uint_eq(stats(p.ch[1]).writes_taken, 3);
     ck_assert_uint_eq(stats(p.ch[0]).copies_sent, 0);
-    pair_close(&p);
-    ck_assert_int_eq(shm_region_free(mem), 0);
+    pair_close_with_region(&p, mem);
 }
 END_TEST
 
@@ -1128,9 +1134,7 @@ END_TEST
 START_TEST(offer_not_claimed)
 {
     pair_t p;
-    pair_open_single_copy(&p);
-    void *mem = NULL;
-    ck_assert_int_eq(shm_region_alloc(SC_LEN, &mem), 0);
+    void *mem = pair_open_with_region(&p, SC_LEN);
     static unsigned char in[SC_LEN];
     fill(in, SC_LEN, 11);
     tp_op_t s, r;
@@ -1149,8 +1153,7 @@ START_TEST(offer_not_claimed)
     ck_assert_uint_eq(stats(p.ch[0]).copies_written, 0);
     ck_assert_uint_eq(stats(p.ch[1]).writes_taken, 0);
     ck_assert_uint_eq(stats(p.ch[1]).copies_read, 1);
-    pair_close(&p);
-    ck_assert_int_eq(shm_region_free(mem), 0);
+    pair_close_with_region(&p, mem);
 }
 END_TEST
 
@@ -1160,9 +1163,7 @@ END_TEST
 START_TEST(offer_refused)
 {
     pair_t p;
-    pair_open_single_copy(&p);
-    void *mem = NULL;
-    ck_assert_int_eq(shm_region_alloc(SC_LEN, &mem), 0);
+    void *mem = pair_open_with_region(&p, SC_LEN);
     static unsigned char plain[SC_LEN], in[SC_LEN];
     tp_op_t r, s;
     offer_recv(p.ch[1], 0, plain, SC_LEN, 40, &r, 0);
@@ -1182,8 +1183,7 @@ START_TEST(offer_refused)
     shm_set_single_copy(p.ch[1], 0);
     offer_recv(p.ch[1], 0, mem, SC_LEN, 42, &r, 0);
     ck_assert_uint_eq(stats(p.ch[1]).offers_sent, 0);
-    pair_close(&p);
-    ck_assert_int_eq(shm_region_free(mem), 0);
+    pair_close_with_region(&p, mem);
 }
 END_TEST
 
@@ -1198,9 +1198,7 @@ START_TEST(offer_cancelled)
     int status;
     ck_assert_int_eq(waitpid(dead, &status, 0), dead);
     pair_t p;
-    pair_open_single_copy(&p);
-    void *mem = NULL;
-    ck_assert_int_eq(shm_region_alloc(SC_LEN, &mem), 0);
+    void *mem = pair_open_with_region(&p, SC_LEN);
     tp_op_t r;
     void *handle = NULL;
     offer_recv(p.ch[1], 0, mem, SC_LEN, 50, &r, 1);
@@ -1219,8 +1217,7 @@ START_TEST(offer_cancelled)
     ck_assert_int_lt(t1.tv_sec - t0.tv_sec, 2);
     ck_assert_int_eq(shm_write_done(p.ch[0], 1, handle, 1), UCOLL_ERR_PEER_FAILED);
     ck_assert_uint_eq(stats(p.ch[0]).copies_written, 0);
-    pair_close(&p);
-    ck_assert_int_eq(shm_region_free(mem), 0);
+    pair_close_with_region(&p, mem);
 }
 END_TEST
 
@@ -1231,9 +1228,7 @@ END_TEST
 START_TEST(offer_written_from_revoked_loan)
 {
     pair_t p;
-    pair_open_single_copy(&p);
-    void *mem = NULL;
-    ck_assert_int_eq(shm_region_alloc(2 * SC_LEN, &mem), 0);
+    void *mem = pair_open_with_region(&p, 2 * SC_LEN);
     unsigned char *in = mem, *out = (unsigned char *)mem + SC_LEN;
     static unsigned char tmp[SC_LEN];
     fill(in, SC_LEN, 21);
@@ -1256,8 +1251,7 @@ START_TEST(offer_written_from_revoked_loan)
     ck_assert_int_eq(o.done, 1);
     ck_assert_int_ne(o.status, UCOLL_OK);
     ck_assert_uint_eq(stats(p.ch[1]).copies_written, 0);
-    pair_close(&p);
-    ck_assert_int_eq(shm_region_free(mem), 0);
+    pair_close_with_region(&p, mem);
 }
 END_TEST
 
@@ -1266,9 +1260,7 @@ END_TEST
 START_TEST(offer_abandoned_pair)
 {
     pair_t p;
-    pair_open_single_copy(&p);
-    void *mem = NULL;
-    ck_assert_int_eq(shm_region_alloc(SC_LEN, &mem), 0);
+    void *mem = pair_open_with_region(&p, SC_LEN);
     tp_op_t o;
     void *handle = NULL;
     offer_recv(p.ch[1], 0, mem, SC_LEN, 70, &o, 1);
@@ -1280,8 +1272,7 @@ START_TEST(offer_abandoned_pair)
     ck_assert_int_eq(o.status, UCOLL_ERR_TRANSPORT);
     ck_assert_ptr_null(shm_write_target(p.ch[0], 1, 70, SC_LEN, &handle));
     munmap(ring, SHM_RING_BYTES);
-    pair_close(&p);
-    ck_assert_int_eq(shm_region_free(mem), 0);
+    pair_close_with_region(&p, mem);
 }
 END_TEST
 
