@@ -340,6 +340,7 @@ ucoll_status_t exec_start(ucoll_request_t *req)
     req->pc = 0;
     req->posted = 0;
     req->early_pc[0] = req->early_pc[1] = req->written_pc = 0;
+    req->write_min = req->single_copy && !req->internal ? tp_single_copy_min(ctx->tp) : 0;
     req->status = UCOLL_INPROGRESS;
     req->active = 1;
     credit_time_outside(ctx); /* before req joins: the time before its start is not its own */
@@ -493,8 +494,9 @@ static tp_op_t *recv_op(const ucoll_request_t *req, size_t j)
 static void offer_later_receive(ucoll_request_t *req, const sched_step_t *step)
 {
     const sched_t *s = &req->sched;
-    if (req->internal || req->pc + 2 >= s->nsteps || s->steps[req->pc + 1].kind != SCHED_REDUCE)
-        return;
+    if (req->write_min == 0 || req->pc + 2 >= s->nsteps ||
+        s->steps[req->pc + 1].kind != SCHED_REDUCE)
+        return; /* write_min 0: no single copy, or an internal request */
     const sched_step_t *red = &s->steps[req->pc + 1], *later = &s->steps[req->pc + 2];
     tp_ctx_t *tp = req->comm->ctx->tp;
     if (later->kind != SCHED_XCHG || later->recv_peer < 0 || later->recv.count == 0 ||
@@ -651,6 +653,13 @@ static void *write_target(ucoll_request_t *req, const sched_step_t *red, void **
     return tp_write_target(tp, *peer, tag, bytes, handle);
 }
 
+/* a message of count elements may be one written into its receiver (write_target's
+ * necessary condition, without its search) */
+static inline int may_write(const ucoll_request_t *req, size_t count)
+{
+    return req->write_min != 0 && count * req->elem_size >= req->write_min;
+}
+
 /* bytes reduced before their copy goes to the receiver's buffer: while they are in cache */
 enum { WRITE_BLOCK_BYTES = 16384 };
 
@@ -664,10 +673,10 @@ static ucoll_status_t reduce_writing(ucoll_request_t *req, const sched_step_t *r
 {
     tp_ctx_t *tp = req->comm->ctx->tp;
     const char *lent = lent_op != NULL ? tp_op_lent(lent_op) : NULL;
-    void *handle;
+    void *handle = NULL;
     int peer = -1;
-    char *target = write_target(req, red, &handle, &peer);
     const size_t count = red->src.count, esz = req->elem_size;
+    char *target = may_write(req, count) ? write_target(req, red, &handle, &peer) : NULL;
     if (target == NULL) {
         reduce_part(req, red, xchg, lent, 0, count);
         return lent_op != NULL ? tp_release(tp, lent_op) : UCOLL_OK;
@@ -809,6 +818,11 @@ ucoll_status_t exec_advance(ucoll_request_t *req)
                     step->src.count * req->elem_size);
             break;
         case SCHED_REDUCE: {
+            if (!may_write(req, step->src.count)) {
+                op_apply(req->op, req->dtype, region_addr(req, step->src),
+                         region_addr(req, step->dst), step->src.count);
+                break;
+            }
             ucoll_status_t st = reduce_writing(req, step, NULL, NULL);
             if (st != UCOLL_OK) { /* the next round's receiver gave up on the written message */
                 req->comm->revoked = 1;

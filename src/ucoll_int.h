@@ -159,9 +159,10 @@ struct ucoll_request {
     /* writes into the receiver (transport.h tp_irecv_offer): receives posted two steps ahead
      * of their round as offers, early_ops[k] for step early_pc[k] (0: unused; the current
      * round's and the next one's), and the step whose send this rank has already written into
-     * its receiver's offered buffer (0: none) */
+     * its receiver's offered buffer (0: none); write_min: the smallest message that may be
+     * written so (exec_start; 0: none may), so that a small REDUCE skips the search */
     tp_op_t *early_ops;
-    size_t early_pc[2], written_pc;
+    size_t early_pc[2], written_pc, write_min;
     void *buf[SCHED_NBUFS];
     void *memh[SCHED_NBUFS];
     tp_chunk_t *chunk[SCHED_NBUFS];

@@ -810,6 +810,11 @@ int tp_single_copy_size(const tp_ctx_t *tp, int peer, size_t len)
     return tp->single_copy > 0 && len >= tp->single_copy && tp->peers[peer].on_host;
 }
 
+size_t tp_single_copy_min(const tp_ctx_t *tp)
+{
+    return tp->single_copy;
+}
+
 ucoll_status_t tp_isend(tp_ctx_t *tp, int peer, const void *buf, size_t len, void *memh,
                         uint64_t tag, int single_copy, tp_op_t *op)
 {

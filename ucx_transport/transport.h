@@ -117,6 +117,9 @@ int tp_has_rings(const tp_ctx_t *tp);
  * of a message are split by it), even where the rings turn out not to reach the peer, provided
  * every rank with on-host peers set the same threshold (agree.c: one without rings vetoes). */
 int tp_single_copy_size(const tp_ctx_t *tp, int peer, size_t len);
+/* the smallest message single copy takes on any peer (0: single copy is off): a bound the
+ * executor tests before asking tp_single_copy_size per message */
+size_t tp_single_copy_min(const tp_ctx_t *tp);
 /* shm_single_copy_probe (shm.h): OK if this process may read its host's peers */
 ucoll_status_t tp_single_copy_probe(char *why, size_t why_len);
 /* single copy ended up off: undoes what a successful probe allowed */
