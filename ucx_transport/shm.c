@@ -505,6 +505,8 @@ static void fail_op(tp_op_t *op)
     op->done = 1;
 }
 
+static void offer_withdraw(shm_chan_t *ch, struct shm_peer *p, tp_op_t *op);
+
 /* gives up the pair with p after its ring broke the invariant: every waiting op of p fails
  * with UCOLL_ERR_TRANSPORT, its unexpected messages go, its ring is read no more, and later
  * ops with it fail at once; returns how many ops it completed */
@@ -521,11 +523,10 @@ static unsigned abandon_peer(shm_chan_t *ch, struct shm_peer *p, const char *wha
             ch->rank, p->rank, what, value, p->rank);
     for (tp_op_t *op; (op = p->posted.head) != NULL; n++) {
         op_list_remove(&p->posted, NULL, op);
-        if (op->offered) { /* no claim may follow: the receive fails, its buffer is the caller's */
-            cell_answer(&p->out->cell[op->sc_cell], op->sc_gen, CELL_CANCELLED);
-            ch->noffered--;
-            op->offered = 0;
-        }
+        /* the receive fails and its buffer is the caller's: no claim may follow, and one the
+         * peer holds is waited out as for a cancel (a write must not land after the failure) */
+        if (op->offered)
+            offer_withdraw(ch, p, op);
         fail_op(op);
     }
     drop_offers(p, 0);

@@ -1276,6 +1276,39 @@ START_TEST(offer_abandoned_pair)
 }
 END_TEST
 
+/* a pair given up while the peer holds a claim on an offer: the receive fails and its buffer is
+ * the caller's again, so the claim must be gone by then. The writer (this process, so it
+ * cannot write during the withdrawal's wait) checks its claim before writing, as
+ * reduce_writing does before each block, and its DONE is refused. */
+START_TEST(offer_abandoned_after_claim)
+{
+    pair_t p;
+    void *mem = pair_open_with_region(&p, SC_LEN);
+    static unsigned char want[SC_LEN], mine[SC_LEN];
+    tp_op_t o;
+    void *handle = NULL;
+    offer_recv(p.ch[1], 0, mem, SC_LEN, 71, &o, 1);
+    shm_progress(p.ch[0]);
+    unsigned char *t = shm_write_target(p.ch[0], 1, 71, SC_LEN, &handle);
+    ck_assert_ptr_nonnull(t);
+    unsigned char *ring = map_ring_0_to_1(&p);
+    forge_slot(ring, 0, 1, SHM_MAX_MESSAGE + 1, 9);
+    shm_progress(p.ch[1]);
+    ck_assert_int_eq(o.done, 1);
+    ck_assert_int_eq(o.status, UCOLL_ERR_TRANSPORT);
+    fill(mine, SC_LEN, 3); /* the caller reuses its buffer */
+    memcpy(mem, mine, SC_LEN);
+    fill(want, SC_LEN, 5);
+    if (shm_write_claimed(p.ch[0], 1, handle))
+        memcpy(t, want, SC_LEN);
+    ck_assert_int_eq(shm_write_done(p.ch[0], 1, handle, 1), UCOLL_ERR_PEER_FAILED);
+    ck_assert_mem_eq(mem, mine, SC_LEN);
+    ck_assert_uint_eq(stats(p.ch[0]).copies_written, 0);
+    munmap(ring, SHM_RING_BYTES);
+    pair_close_with_region(&p, mem);
+}
+END_TEST
+
 /* a forged offer (a cell beyond the ring's) abandons the pair as a forged descriptor does */
 START_TEST(offer_forged_cell)
 {
@@ -1452,6 +1485,7 @@ int main(void)
     tcase_add_test(tc, offer_cancelled);
     tcase_add_test(tc, offer_written_from_revoked_loan);
     tcase_add_test(tc, offer_abandoned_pair);
+    tcase_add_test(tc, offer_abandoned_after_claim);
     tcase_add_test(tc, offer_forged_cell);
     tcase_add_test(tc, single_copy_abandoned_pair);
     tcase_add_test(tc, single_copy_taken_unexpected);
