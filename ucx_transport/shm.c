@@ -341,11 +341,22 @@ fail:
     return UCOLL_ERR_TRANSPORT;
 }
 
+/* the pair state of a peer on this host (local_of[peer] >= 0) */
+static struct shm_peer *peer_of(shm_chan_t *ch, int peer)
+{
+    return &ch->locals[ch->local_of[peer]];
+}
+
+static const struct shm_peer *peer_of_const(const shm_chan_t *ch, int peer)
+{
+    return &ch->locals[ch->local_of[peer]];
+}
+
 void shm_enable_peer(shm_chan_t *ch, int peer, long pid, int fd)
 {
     if (peer < 0 || peer >= ch->nranks || peer == ch->rank || ch->local_of[peer] < 0 || fd < 0)
         return; /* another host's, or one without a channel (UCOLL_SHM=0 there) */
-    struct shm_peer *p = &ch->locals[ch->local_of[peer]];
+    struct shm_peer *p = peer_of(ch, peer);
     p->pid = pid;
     p->fd = fd;
     p->enabled = 1;
@@ -356,7 +367,7 @@ int shm_reaches(const shm_chan_t *ch, int peer, size_t len)
     return ch != NULL &&
            (len <= SHM_MAX_MESSAGE || (ch->single_copy > 0 && len >= ch->single_copy)) &&
            peer >= 0 && peer < ch->nranks && ch->local_of[peer] >= 0 &&
-           ch->locals[ch->local_of[peer]].enabled;
+           peer_of_const(ch, peer)->enabled;
 }
 
 size_t shm_set_single_copy(shm_chan_t *ch, size_t min_bytes)
@@ -455,11 +466,6 @@ static inline void copy_bytes(void *dst, const void *src, size_t n)
         return;
     }
     memcpy(dst, src, n);
-}
-
-static struct shm_peer *peer_of(shm_chan_t *ch, int peer)
-{
-    return &ch->locals[ch->local_of[peer]];
 }
 
 /* the descriptor an unexpected single-copy message holds (its cell checked on arrival) */
@@ -1044,7 +1050,7 @@ ucoll_status_t shm_write_done(shm_chan_t *ch, int peer, void *handle, int valid)
 
 int shm_write_claimed(const shm_chan_t *ch, int peer, const void *handle)
 {
-    const struct shm_peer *p = &ch->locals[ch->local_of[peer]];
+    const struct shm_peer *p = peer_of_const(ch, peer);
     const struct shm_offer_rec *o = handle;
     return atomic_load_explicit(&p->in->cell[o->o.d.cell], memory_order_acquire) ==
            cell_word(o->o.d.gen, CELL_CLAIMED);

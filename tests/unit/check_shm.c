@@ -1255,6 +1255,18 @@ START_TEST(offer_written_from_revoked_loan)
 }
 END_TEST
 
+/* rank 1 gives up rank 0 (a forged slot on their ring) while `offered` is posted: the offered
+ * receive fails at once */
+static void abandon_with_offer(pair_t *p, const tp_op_t *offered)
+{
+    unsigned char *ring = map_ring_0_to_1(p);
+    forge_slot(ring, 0, 1, SHM_MAX_MESSAGE + 1, 9);
+    shm_progress(p->ch[1]);
+    ck_assert_int_eq(offered->done, 1);
+    ck_assert_int_eq(offered->status, UCOLL_ERR_TRANSPORT);
+    munmap(ring, SHM_RING_BYTES);
+}
+
 /* a pair given up (its ring forged) fails its offered receives and withdraws their offers:
  * the peer cannot claim one and write into a buffer whose receive has already failed */
 START_TEST(offer_abandoned_pair)
@@ -1265,13 +1277,8 @@ START_TEST(offer_abandoned_pair)
     void *handle = NULL;
     offer_recv(p.ch[1], 0, mem, SC_LEN, 70, &o, 1);
     shm_progress(p.ch[0]); /* rank 0 holds the offer */
-    unsigned char *ring = map_ring_0_to_1(&p);
-    forge_slot(ring, 0, 1, SHM_MAX_MESSAGE + 1, 9);
-    shm_progress(p.ch[1]);
-    ck_assert_int_eq(o.done, 1);
-    ck_assert_int_eq(o.status, UCOLL_ERR_TRANSPORT);
+    abandon_with_offer(&p, &o);
     ck_assert_ptr_null(shm_write_target(p.ch[0], 1, 70, SC_LEN, &handle));
-    munmap(ring, SHM_RING_BYTES);
     pair_close_with_region(&p, mem);
 }
 END_TEST
@@ -1291,11 +1298,7 @@ START_TEST(offer_abandoned_after_claim)
     shm_progress(p.ch[0]);
     unsigned char *t = shm_write_target(p.ch[0], 1, 71, SC_LEN, &handle);
     ck_assert_ptr_nonnull(t);
-    unsigned char *ring = map_ring_0_to_1(&p);
-    forge_slot(ring, 0, 1, SHM_MAX_MESSAGE + 1, 9);
-    shm_progress(p.ch[1]);
-    ck_assert_int_eq(o.done, 1);
-    ck_assert_int_eq(o.status, UCOLL_ERR_TRANSPORT);
+    abandon_with_offer(&p, &o);
     fill(mine, SC_LEN, 3); /* the caller reuses its buffer */
     memcpy(mem, mine, SC_LEN);
     fill(want, SC_LEN, 5);
@@ -1304,7 +1307,6 @@ START_TEST(offer_abandoned_after_claim)
     ck_assert_int_eq(shm_write_done(p.ch[0], 1, handle, 1), UCOLL_ERR_PEER_FAILED);
     ck_assert_mem_eq(mem, mine, SC_LEN);
     ck_assert_uint_eq(stats(p.ch[0]).copies_written, 0);
-    munmap(ring, SHM_RING_BYTES);
     pair_close_with_region(&p, mem);
 }
 END_TEST
