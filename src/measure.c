@@ -2,11 +2,13 @@
  * The cost model's inputs, measured once at init on world (README, "Algorithm choice"):
  *   alpha, beta  from binomial bcasts (UCOLL_ALPHA_US and UCOLL_BETA_NS_PER_BYTE state one
  *                pair for every message instead). When every rank is on this host and the
- *                rings carry the small messages, two paths: the rings' alpha and beta from 8 B
- *                and the rings' largest message, UCX's from 64 KiB and 256 KiB (intercept and
- *                slope), each as one message's time in chains of bcasts (time_bcast_chain);
- *                under UCOLL_SINGLE_COPY_MIN=auto with single copy on, single copy's from
- *                chains of 128 KiB (its smallest message) and 256 KiB with it allowed.
+ *                rings carry the small messages, two paths: the rings' alpha and beta from 8 B,
+ *                a quarter, half and all of the rings' largest message, UCX's from 64 KiB to
+ *                1 MiB, each as one message's time in chains of bcasts (time_bcast_chain), the
+ *                line through them by repeated medians (cost_fit_line: one stretched chain
+ *                does not tilt it); under UCOLL_SINGLE_COPY_MIN=auto with single copy on,
+ *                single copy's from chains of 128 KiB (its smallest message) to 1 MiB with it
+ *                allowed.
  *                Otherwise one path, from 8 B and 256 KiB after barriers. Both keep the lower
  *                quartile, not the median: right after start-up a rank's wait is sometimes
  *                stretched by the launcher's threads (4 us instead of 0.2 at np = 2 here),
@@ -107,26 +109,38 @@ static double time_op(ucoll_op_t op, ucoll_dtype_t dtype, const void *in, void *
     return best * 1e9 / GAMMA_BYTES;
 }
 
-/* UCX's path is fitted from 64 KiB and 256 KiB; single copy's from its smallest message under
- * auto and 256 KiB */
-enum { BIG_BYTES = 256 * 1024, MID_BYTES = 64 * 1024, SC_MID_BYTES = UCOLL_SINGLE_COPY_AUTO_MIN };
-_Static_assert(SC_MID_BYTES < BIG_BYTES, "single copy's line needs two sizes");
+/* UCX's path is fitted to 64 KiB to 1 MiB, single copy's to its smallest message under auto
+ * to 1 MiB, four sizes or more, doubling: with two, one chain stretched by a descheduled rank
+ * tilted the line (at 3 ranks on 2 CPUs UCX's beta came out anywhere from 0.004 to 0.072 ns/B
+ * between launches; about 0.06 from chains of 1 and 2 MiB) */
+enum { BIG_BYTES = 1024 * 1024, MID_BYTES = 64 * 1024, SC_MID_BYTES = UCOLL_SINGLE_COPY_AUTO_MIN };
+_Static_assert(8 * SC_MID_BYTES <= BIG_BYTES, "single copy's line needs four sizes");
 
-/* intercept and slope (us, ns/B) of chains of `mid` and BIG_BYTES bcasts whose `copies`
- * copies per bcast share the host's CPUs (see measure_one_host) */
+/* intercept and slope (us, ns/B) of the line through chained bcasts of the sizes from `mid`
+ * doubling to BIG_BYTES whose `copies` copies per bcast share the host's CPUs (see
+ * measure_one_host) */
 static void time_big_path(ucoll_comm_t *world, void *root_buf, void *buf, size_t mid, double copies,
                           double *alpha_us, double *beta_ns)
 {
-    const double t_mid = time_bcast_chain_from(world, root_buf, buf, mid, 8);
-    const double t_big = time_bcast_chain_from(world, root_buf, buf, BIG_BYTES, 8);
+    double bytes[COST_FIT_MAX_POINTS], us[COST_FIT_MAX_POINTS];
     const double share = copies > 1 ? copies : 1;
-    *beta_ns = (t_big - t_mid) * 1e9 / (share * (double)(BIG_BYTES - mid));
-    *alpha_us = t_mid * 1e6 / share - (double)mid * (*beta_ns > 0 ? *beta_ns : 0) * 1e-3;
+    int n = 0;
+    for (size_t b = mid; b <= BIG_BYTES && n < COST_FIT_MAX_POINTS; b *= 2, n++) {
+        bytes[n] = (double)b;
+        /* half the chains from 512 KiB: the fit outvotes one stretched size, and init's time
+         * grows with these (a 1 MiB chain at 3 ranks here: about 5 ms) */
+        us[n] =
+            time_bcast_chain_from(world, root_buf, buf, b, b >= 512 * 1024 ? 4 : 8) * 1e6 / share;
+    }
+    double a = 0, slope = 0;
+    (void)cost_fit_line(bytes, us, n, &a, &slope); /* n >= 4: cannot fail */
+    *beta_ns = slope * 1e3;
+    *alpha_us = a;
 }
 
 /* every rank on this host, the rings carrying messages up to ring_max: mine[0..5] = the rings'
- * alpha and beta, UCX's alpha and beta (intercept and slope of 64 KiB and 256 KiB), single
- * copy's alpha and beta (under auto, from 128 KiB and 256 KiB; else left 0), each from one
+ * alpha and beta, UCX's alpha and beta (the line through 64 KiB to 1 MiB), single copy's
+ * alpha and beta (under auto, 128 KiB to 1 MiB; else left 0), each from one
  * message's time.
  * A chain of small bcasts waits for one message a bcast. A chain of large ones is bound by the
  * CPUs instead once a bcast's copies outweigh one message: its p - 1 messages are 2 (p - 1)
@@ -141,12 +155,22 @@ static ucoll_status_t measure_one_host(ucoll_ctx_t *ctx, size_t ring_max, double
         return UCOLL_ERR_NO_MEMORY;
     /* pages of their own, not the zero page calloc leaves unwritten */
     memset(buf, 1, 2 * BIG_BYTES);
-    const double t_small = time_bcast_chain(world, buf, 8, 8);
-    const double t_ring = time_bcast_chain(world, buf, ring_max, 8);
+    /* the rings' line: 8 B, then ring_max / 4, / 2 and itself where they are larger */
+    double ring_bytes[4], ring_us[4];
+    int nring = 0;
+    for (int i = 0; i < 4; i++) {
+        const size_t b = i == 0 ? 8 : ring_max >> (3 - i);
+        if (nring > 0 && (double)b <= ring_bytes[nring - 1])
+            continue;
+        ring_bytes[nring] = (double)b;
+        ring_us[nring++] = time_bcast_chain(world, buf, b, 8) * 1e6;
+    }
     const int cpus = tp_host_cpus(), busy = world->size < cpus ? world->size : cpus;
     const double links = (double)(world->size - 1) / (busy > 0 ? busy : 1);
-    mine[0] = t_small * 1e6;
-    mine[1] = (t_ring - t_small) * 1e9 / (double)(ring_max - 8);
+    if (nring >= 2 && cost_fit_line(ring_bytes, ring_us, nring, &mine[0], &mine[1]) == 0)
+        mine[1] *= 1e3; /* us per byte to ns */
+    else
+        mine[0] = ring_us[0]; /* rings of at most 8 B: no slope to fit */
     /* bcast does not go by auto's single copy: these are UCX's two copies. Untimed first, a
      * chain of large bcasts touches the pages of UCX's receive segments (its pool grows 512 at
      * a time): timed cold, the 64 KiB chain at 3 ranks on 2 CPUs took as long as the 256 KiB
@@ -157,7 +181,7 @@ static ucoll_status_t measure_one_host(ucoll_ctx_t *ctx, size_t ring_max, double
      * send their input: bcasts with single copy allowed whose roots send from a buffer of
      * their own, not the one the last bcast wrote (a read of data the peer has just written
      * measured slower). A stated UCOLL_SINGLE_COPY_MIN sends the bcasts above by single copy
-     * already. Only where both sizes take single copy: messages within its maximum (else the
+     * already. Only where every size takes single copy: messages within its maximum (else the
      * line would mix the two paths). Such a message goes whole, whatever UCOLL_SEGMENT_SIZE */
     const ucoll_config_t *cfg = &ctx->cfg;
     if (ctx->single_copy_on && cfg->single_copy_auto &&
@@ -180,15 +204,16 @@ static ucoll_status_t measure_one_host(ucoll_ctx_t *ctx, size_t ring_max, double
  * of 8 B and 256 KiB after a barrier, a round being 1/ceil(log2 p) of one. Each iteration's
  * time is its slowest rank's, as a collective's is: a rank's own times alone may all be short
  * (a leaf that left the barrier last finds its data there) */
+enum { HOSTS_BIG_BYTES = 256 * 1024 };
 static ucoll_status_t measure_hosts(ucoll_comm_t *world, double *mine)
 {
     enum { SMALL_ITERS = 31, BIG_ITERS = 15 };
     double t[SMALL_ITERS + BIG_ITERS], t_max[SMALL_ITERS + BIG_ITERS];
-    char *buf = calloc(1, BIG_BYTES);
+    char *buf = calloc(1, HOSTS_BIG_BYTES);
     if (buf == NULL)
         return UCOLL_ERR_NO_MEMORY;
     time_bcast(world, buf, 8, SMALL_ITERS, t);
-    time_bcast(world, buf, BIG_BYTES, BIG_ITERS, t + SMALL_ITERS);
+    time_bcast(world, buf, HOSTS_BIG_BYTES, BIG_ITERS, t + SMALL_ITERS);
     free(buf);
     ucoll_status_t st =
         ucoll_allreduce(world, t, t_max, sizeof(t) / sizeof(t[0]), UCOLL_FLOAT64, UCOLL_OP_MAX);
@@ -198,7 +223,7 @@ static ucoll_status_t measure_hosts(ucoll_comm_t *world, double *mine)
     const double t_small = lower_quartile(t_max, SMALL_ITERS);
     const double t_big = lower_quartile(t_max + SMALL_ITERS, BIG_ITERS);
     mine[0] = t_small * 1e6 / rounds;
-    mine[1] = (t_big - t_small) * 1e9 / (rounds * BIG_BYTES);
+    mine[1] = (t_big - t_small) * 1e9 / (rounds * HOSTS_BIG_BYTES);
     return UCOLL_OK;
 }
 
@@ -281,6 +306,7 @@ ucoll_status_t measure_cost_model(ucoll_ctx_t *ctx)
             ctx->net.sc_alpha_us = mine[4];
             ctx->net.sc_beta_ns = mine[5];
         }
+        cost_floor_alphas(&ctx->net);
     }
     ctx->net.crowd_cpus = ctx->crowd_cpus;
     /* from the launcher's layout, which every rank shares. Single copy lifts it only for the

@@ -110,6 +110,51 @@ out:
     return rc;
 }
 
+/* the median of v[0..n-1], n >= 1, sorting v */
+static double median_of(double *v, int n)
+{
+    for (int i = 1; i < n; i++) /* insertion sort: n is small */
+        for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
+            const double t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+int cost_fit_line(const double *x, const double *y, int n, double *intercept, double *slope)
+{
+    if (n < 2 || n > COST_FIT_MAX_POINTS)
+        return -1;
+    double per_point[COST_FIT_MAX_POINTS], to_others[COST_FIT_MAX_POINTS - 1];
+    for (int i = 0; i < n; i++) {
+        int k = 0;
+        for (int j = 0; j < n; j++) {
+            if (j == i)
+                continue;
+            if (x[j] == x[i])
+                return -1;
+            to_others[k++] = (y[j] - y[i]) / (x[j] - x[i]);
+        }
+        per_point[i] = median_of(to_others, k);
+    }
+    const double b = median_of(per_point, n);
+    double residual[COST_FIT_MAX_POINTS];
+    for (int i = 0; i < n; i++)
+        residual[i] = y[i] - b * x[i];
+    *intercept = median_of(residual, n);
+    *slope = b;
+    return 0;
+}
+
+void cost_floor_alphas(cost_params_t *c)
+{
+    if (c->small_max > 0 && c->big_alpha_us < c->alpha_us)
+        c->big_alpha_us = c->alpha_us;
+    if (c->sc_beta_ns > 0 && c->sc_alpha_us < c->alpha_us)
+        c->sc_alpha_us = c->alpha_us;
+}
+
 double cost_predict_us(const sched_figures_t *fig, double bytes, const cost_params_t *cost)
 {
     const double piece = fig->segments > 1 ? bytes / fig->segments : bytes;

@@ -46,6 +46,12 @@ typedef struct {
 #define COST_PARAMS(alpha, beta, gamma)                                                            \
     ((cost_params_t){.alpha_us = (alpha), .beta_ns = (beta), .gamma_ns = (gamma)})
 
+/* raises the large-message paths' alpha (UCX's where small_max > 0, single copy's where
+ * measured) to the rings' alpha where it is below: a large message waits as long as a small
+ * one for its ranks to run, and its path's alpha, an intercept fitted to large sizes, may
+ * come out below that */
+void cost_floor_alphas(cost_params_t *c);
+
 /* 1 if a message of msg_bytes of the algorithm c prices goes by single copy */
 static inline int cost_single_copy(const cost_params_t *c, double msg_bytes)
 {
@@ -108,6 +114,17 @@ unsigned cost_rounds_bound(const alg_desc_t *alg, int param, int p);
  * messages between any two ranks fall in one round (ALG_ONE_ROUND_PER_PAIR), so that a wrapped
  * round field still tells every message of one sender apart; the same on every rank */
 int cost_fits_tag(const alg_desc_t *alg, int param, int p);
+
+/* the most points cost_fit_line takes */
+#define COST_FIT_MAX_POINTS 8
+
+/* the line y = intercept + slope * x through n points (2 <= n <= COST_FIT_MAX_POINTS, distinct
+ * x) by repeated medians: slope = the median over i of the median of the slopes from point i
+ * to the others, intercept = the median of y_i - slope * x_i (a median of an even count is
+ * the mean of its middle two). Fewer than half the points far off the line move neither (of
+ * 4 points, 1): a time stretched by a descheduled rank does not tilt the line as a fit through
+ * two points would. 0; -1 with the outputs untouched for bad n or equal x. */
+int cost_fit_line(const double *x, const double *y, int n, double *intercept, double *slope);
 
 /* rounds * (alpha + m/segments * beta) + path_ops * m/segments * gamma, m = bytes */
 double cost_predict_us(const sched_figures_t *fig, double bytes, const cost_params_t *cost);

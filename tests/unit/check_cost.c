@@ -270,6 +270,81 @@ START_TEST(auto_choices)
 }
 END_TEST
 
+/* the line through chained-bcast times: exact on a line, and one stretched time (a rank
+ * descheduled during its chain) moves neither the slope nor the intercept; a two-point fit
+ * would take the slope from the stretched point */
+START_TEST(fit_line_ignores_one_outlier)
+{
+    const double x[4] = {1, 2, 4, 8};
+    double a = -1, b = -1;
+    const double on_line[4] = {3.5, 4, 5, 7}; /* 3 + x/2 */
+    ck_assert_int_eq(cost_fit_line(x, on_line, 4, &a, &b), 0);
+    ck_assert_double_eq(a, 3);
+    ck_assert_double_eq(b, 0.5);
+    const double last_stretched[4] = {3.5, 4, 5, 100};
+    ck_assert_int_eq(cost_fit_line(x, last_stretched, 4, &a, &b), 0);
+    ck_assert_double_eq(a, 3);
+    ck_assert_double_eq(b, 0.5);
+    const double first_stretched[4] = {30, 4, 5, 7};
+    ck_assert_int_eq(cost_fit_line(x, first_stretched, 4, &a, &b), 0);
+    ck_assert_double_eq(a, 3);
+    ck_assert_double_eq(b, 0.5);
+    /* bcast sizes of 64 KiB to 512 KiB in us, the second one stretched: 2 + x / 65536 */
+    const double bytes[4] = {65536, 131072, 262144, 524288}, second[4] = {3, 40, 6, 10};
+    ck_assert_int_eq(cost_fit_line(bytes, second, 4, &a, &b), 0);
+    ck_assert_double_eq(b, 1.0 / 65536);
+    ck_assert_double_eq(a, 2);
+    /* two points: their line */
+    ck_assert_int_eq(cost_fit_line(x, on_line, 2, &a, &b), 0);
+    ck_assert_double_eq(a, 3);
+    ck_assert_double_eq(b, 0.5);
+    /* refused, the outputs untouched */
+    const double dup[2] = {1, 1};
+    a = b = -7;
+    ck_assert_int_eq(cost_fit_line(x, on_line, 1, &a, &b), -1);
+    ck_assert_int_eq(cost_fit_line(dup, on_line, 2, &a, &b), -1);
+    ck_assert_int_eq(cost_fit_line(x, on_line, COST_FIT_MAX_POINTS + 1, &a, &b), -1);
+    ck_assert_double_eq(a, -7);
+    ck_assert_double_eq(b, -7);
+}
+END_TEST
+
+/* a large message's fixed cost is never below a ring message's: an intercept fitted to large
+ * sizes may fall below it (at 3 ranks on 2 CPUs 1-3 us against the rings' 4 us, each message
+ * waiting for its rank to be scheduled), which priced extra rounds as nearly free */
+START_TEST(large_paths_alpha_at_least_rings)
+{
+    cost_params_t c = COST_PARAMS(4.5, 0.2, 0.03);
+    c.small_max = 4096;
+    c.big_alpha_us = 1.5;
+    c.big_beta_ns = 0.06;
+    c.sc_min = 131072;
+    c.sc_alpha_us = 0.5;
+    c.sc_beta_ns = 0.05;
+    cost_floor_alphas(&c);
+    ck_assert_double_eq(c.big_alpha_us, 4.5);
+    ck_assert_double_eq(c.sc_alpha_us, 4.5);
+    ck_assert_double_eq(c.alpha_us, 4.5);
+    ck_assert_double_eq(c.big_beta_ns, 0.06);
+    ck_assert_double_eq(c.sc_beta_ns, 0.05);
+    /* above the rings' already: unchanged */
+    c.big_alpha_us = 6;
+    c.sc_alpha_us = 5;
+    cost_floor_alphas(&c);
+    ck_assert_double_eq(c.big_alpha_us, 6);
+    ck_assert_double_eq(c.sc_alpha_us, 5);
+    /* no single copy, or one path only: nothing to floor */
+    cost_params_t one = COST_PARAMS(2, 0.1, 0.1);
+    cost_floor_alphas(&one);
+    ck_assert_double_eq(one.big_alpha_us, 0);
+    ck_assert_double_eq(one.sc_alpha_us, 0);
+    c.sc_beta_ns = 0;
+    c.sc_alpha_us = 0;
+    cost_floor_alphas(&c);
+    ck_assert_double_eq(c.sc_alpha_us, 0);
+}
+END_TEST
+
 START_TEST(prediction_formula)
 {
     sched_figures_t f = {4, 3, 5, 1};
@@ -583,6 +658,8 @@ int main(void)
     tcase_add_test(tc, auto_fits_the_round_field);
     tcase_add_test(tc, auto_fits_the_round_field_blocks);
     tcase_add_test(tc, rounds_bound_is_every_ranks);
+    tcase_add_test(tc, fit_line_ignores_one_outlier);
+    tcase_add_test(tc, large_paths_alpha_at_least_rings);
     suite_add_tcase(s, tc);
     /* about 60 M schedule builds: minutes on a loaded machine, so a wide timeout */
     TCase *sweep = tcase_create("closed forms, p <= 4096");
