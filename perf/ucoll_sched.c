@@ -71,7 +71,8 @@ static void usage(FILE *f)
             "      --predict A,B,G[,S,A2,B2]\n"
             "                         append the cost model's time: alpha us/round, beta ns/byte,\n"
             "                         gamma ns/byte of one (+); S,A2,B2: messages above S bytes\n"
-            "                         take alpha A2 and beta B2 (UCOLL_PRINT_COST=1 shows them)\n"
+            "                         take alpha A2 and beta B2 (UCOLL_PRINT_COST=1 shows them;\n"
+            "                         an A2 below A is raised to A, as init does)\n"
             "  -a auto                the algorithm the library's auto picks (its cost model,\n"
             "                         parameters from --predict or UCOLL_*_NS/US)\n"
             "layouts (ranks on hosts; -p may be left out): every line adds hosts=, cross_msgs=,\n"
@@ -373,6 +374,7 @@ int main(int argc, char **argv)
                 return 2;
             }
             cost.small_max = (size_t)small_max;
+            cost_floor_alphas(&cost);
             break;
         }
         case 'h':

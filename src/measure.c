@@ -167,10 +167,9 @@ static ucoll_status_t measure_one_host(ucoll_ctx_t *ctx, size_t ring_max, double
     }
     const int cpus = tp_host_cpus(), busy = world->size < cpus ? world->size : cpus;
     const double links = (double)(world->size - 1) / (busy > 0 ? busy : 1);
-    if (nring >= 2 && cost_fit_line(ring_bytes, ring_us, nring, &mine[0], &mine[1]) == 0)
-        mine[1] *= 1e3; /* us per byte to ns */
-    else
-        mine[0] = ring_us[0]; /* rings of at most 8 B: no slope to fit */
+    /* 1 <= nring <= 4 increasing sizes: cannot fail; alpha > 0 */
+    (void)cost_fit_path(ring_bytes, ring_us, nring, &mine[0], &mine[1]);
+    mine[1] *= 1e3; /* us per byte to ns */
     /* bcast does not go by auto's single copy: these are UCX's two copies. Untimed first, a
      * chain of large bcasts touches the pages of UCX's receive segments (its pool grows 512 at
      * a time): timed cold, the 64 KiB chain at 3 ranks on 2 CPUs took as long as the 256 KiB
@@ -295,6 +294,7 @@ ucoll_status_t measure_cost_model(ucoll_ctx_t *ctx)
         ctx->net.alpha_us = mine[0];
     if (measure_net && cfg->beta_ns < 0)
         ctx->net.beta_ns = mine[1];
+    int big_floored = 0, sc_floored = 0; /* raised to the rings' alpha (cost_floor_alphas) */
     /* two paths only when both were measured: a stated alpha or beta prices every message */
     if (measure_net && ring_max > 0 && cfg->alpha_us < 0 && cfg->beta_ns < 0) {
         ctx->net.small_max = ring_max;
@@ -307,6 +307,8 @@ ucoll_status_t measure_cost_model(ucoll_ctx_t *ctx)
             ctx->net.sc_beta_ns = mine[5];
         }
         cost_floor_alphas(&ctx->net);
+        big_floored = ctx->net.big_alpha_us > mine[2];
+        sc_floored = ctx->net.sc_beta_ns > 0 && ctx->net.sc_alpha_us > mine[4];
     }
     ctx->net.crowd_cpus = ctx->crowd_cpus;
     /* from the launcher's layout, which every rank shares. Single copy lifts it only for the
@@ -329,16 +331,18 @@ ucoll_status_t measure_cost_model(ucoll_ctx_t *ctx)
         if (c->sc_beta_ns > 0)
             fprintf(stderr,
                     "ucoll: cost model: single copy of %zu to %zu B (algorithms that send their "
-                    "input) alpha %.3f us, beta %.4f ns/B (measured), the receiver's copy "
+                    "input) alpha %.3f us%s, beta %.4f ns/B (measured), the receiver's copy "
                     "alone\n",
-                    c->sc_min, c->sc_max, c->sc_alpha_us, c->sc_beta_ns);
+                    c->sc_min, c->sc_max, c->sc_alpha_us, sc_floored ? " (the rings')" : "",
+                    c->sc_beta_ns);
         if (c->small_max > 0)
             fprintf(stderr,
                     "ucoll: cost model on %d ranks: up to %zu B (rings) alpha %.3f us, beta %.4f "
-                    "ns/B; above (UCX) alpha %.3f us, beta %.4f ns/B (measured); gamma of sum "
-                    "%.4f ns/B on float32, %.4f on float64\n",
+                    "ns/B; above (UCX) alpha %.3f us%s, beta %.4f ns/B (measured); gamma of "
+                    "sum %.4f ns/B on float32, %.4f on float64\n",
                     world->size, c->small_max, c->alpha_us, c->beta_ns, c->big_alpha_us,
-                    c->big_beta_ns, ctx->gamma_ns[UCOLL_OP_SUM][UCOLL_FLOAT32],
+                    big_floored ? " (the rings')" : "", c->big_beta_ns,
+                    ctx->gamma_ns[UCOLL_OP_SUM][UCOLL_FLOAT32],
                     ctx->gamma_ns[UCOLL_OP_SUM][UCOLL_FLOAT64]);
         else
             fprintf(stderr,

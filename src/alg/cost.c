@@ -147,6 +147,27 @@ int cost_fit_line(const double *x, const double *y, int n, double *intercept, do
     return 0;
 }
 
+int cost_fit_path(const double *x, const double *y, int n, double *alpha, double *beta)
+{
+    if (n == 1) {
+        *alpha = y[0];
+        *beta = 0;
+        return 0;
+    }
+    double a, b;
+    if (cost_fit_line(x, y, n, &a, &b) != 0)
+        return -1;
+    if (b < 0) {
+        double t[COST_FIT_MAX_POINTS];
+        memcpy(t, y, (size_t)n * sizeof(*t));
+        a = median_of(t, n);
+        b = 0;
+    }
+    *alpha = a > 0 ? a : y[0];
+    *beta = b;
+    return 0;
+}
+
 void cost_floor_alphas(cost_params_t *c)
 {
     if (c->small_max > 0 && c->big_alpha_us < c->alpha_us)

@@ -121,10 +121,17 @@ int cost_fits_tag(const alg_desc_t *alg, int param, int p);
 /* the line y = intercept + slope * x through n points (2 <= n <= COST_FIT_MAX_POINTS, distinct
  * x) by repeated medians: slope = the median over i of the median of the slopes from point i
  * to the others, intercept = the median of y_i - slope * x_i (a median of an even count is
- * the mean of its middle two). Fewer than half the points far off the line move neither (of
- * 4 points, 1): a time stretched by a descheduled rank does not tilt the line as a fit through
- * two points would. 0; -1 with the outputs untouched for bad n or equal x. */
+ * the mean of its middle two). One point far off the line, of four or more, moves neither: a
+ * time stretched by a descheduled rank does not tilt the line as a fit through two points
+ * would (two of five can). 0; -1 with the outputs untouched for bad n or equal x. */
 int cost_fit_line(const double *x, const double *y, int n, double *intercept, double *slope);
+
+/* alpha and beta of a path from times y (us) of sizes x (bytes, increasing, the first near 0,
+ * 1 <= n <= COST_FIT_MAX_POINTS): cost_fit_line's intercept and slope, but never a rounds'
+ * cost of 0 or less: an intercept <= 0 takes y[0], and a falling line (beta < 0) beta 0 and
+ * alpha the median of y; one point: y[0] and 0. 0; -1 with the outputs untouched for bad n
+ * or equal x. */
+int cost_fit_path(const double *x, const double *y, int n, double *alpha, double *beta);
 
 /* rounds * (alpha + m/segments * beta) + path_ops * m/segments * gamma, m = bytes */
 double cost_predict_us(const sched_figures_t *fig, double bytes, const cost_params_t *cost);

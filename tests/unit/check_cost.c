@@ -309,6 +309,36 @@ START_TEST(fit_line_ignores_one_outlier)
 }
 END_TEST
 
+/* the rings' alpha and beta from chained-bcast times from 8 B up: the fitted line, except that
+ * an intercept at or below 0 (two stretched chains can give one) takes the smallest size's
+ * time instead, and a falling line prices no bytes at its median time */
+START_TEST(fit_path_keeps_alpha_positive)
+{
+    const double x[4] = {1024, 2048, 4096, 8192};
+    double a = -1, b = -1;
+    const double above[4] = {1.5, 2.5, 4.5, 8.5}; /* 0.5 + x / 1024 */
+    ck_assert_int_eq(cost_fit_path(x, above, 4, &a, &b), 0);
+    ck_assert_double_eq(a, 0.5);
+    ck_assert_double_eq(b, 1.0 / 1024);
+    const double below[4] = {0.5, 1.5, 3.5, 7.5}; /* -0.5 + x / 1024 */
+    ck_assert_int_eq(cost_fit_path(x, below, 4, &a, &b), 0);
+    ck_assert_double_eq(a, 0.5);
+    ck_assert_double_eq(b, 1.0 / 1024);
+    const double falling[4] = {8, 6, 4, 2};
+    ck_assert_int_eq(cost_fit_path(x, falling, 4, &a, &b), 0);
+    ck_assert_double_eq(b, 0);
+    ck_assert_double_eq(a, 5); /* the median time */
+    /* one size: its time, no slope */
+    ck_assert_int_eq(cost_fit_path(x, above, 1, &a, &b), 0);
+    ck_assert_double_eq(a, 1.5);
+    ck_assert_double_eq(b, 0);
+    a = b = -7;
+    ck_assert_int_eq(cost_fit_path(x, above, 0, &a, &b), -1);
+    ck_assert_double_eq(a, -7);
+    ck_assert_double_eq(b, -7);
+}
+END_TEST
+
 /* a large message's fixed cost is never below a ring message's: an intercept fitted to large
  * sizes may fall below it (at 3 ranks on 2 CPUs 1-3 us against the rings' 4 us, each message
  * waiting for its rank to be scheduled), which priced extra rounds as nearly free */
@@ -659,6 +689,7 @@ int main(void)
     tcase_add_test(tc, auto_fits_the_round_field_blocks);
     tcase_add_test(tc, rounds_bound_is_every_ranks);
     tcase_add_test(tc, fit_line_ignores_one_outlier);
+    tcase_add_test(tc, fit_path_keeps_alpha_positive);
     tcase_add_test(tc, large_paths_alpha_at_least_rings);
     suite_add_tcase(s, tc);
     /* about 60 M schedule builds: minutes on a loaded machine, so a wide timeout */
