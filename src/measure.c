@@ -5,10 +5,10 @@
  *                rings carry the small messages, two paths: the rings' alpha and beta from 8 B,
  *                a quarter, half and all of the rings' largest message, UCX's from 64 KiB to
  *                1 MiB, each as one message's time in chains of bcasts (time_bcast_chain), the
- *                line through them by repeated medians (cost_fit_line: one stretched chain
- *                does not tilt it); under UCOLL_SINGLE_COPY_MIN=auto with single copy on,
- *                single copy's from chains of 128 KiB (its smallest message) to 1 MiB with it
- *                allowed.
+ *                line through them by repeated medians (cost_fit_line; the rings' by
+ *                cost_fit_path: one stretched chain does not tilt it); under
+ *                UCOLL_SINGLE_COPY_MIN=auto with single copy on, single copy's from chains of
+ *                128 KiB (its smallest message) to 1 MiB with it allowed.
  *                Otherwise one path, from 8 B and 256 KiB after barriers. Both keep the lower
  *                quartile, not the median: right after start-up a rank's wait is sometimes
  *                stretched by the launcher's threads (4 us instead of 0.2 at np = 2 here),

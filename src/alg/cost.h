@@ -126,7 +126,7 @@ int cost_fits_tag(const alg_desc_t *alg, int param, int p);
  * would (two of five can). 0; -1 with the outputs untouched for bad n or equal x. */
 int cost_fit_line(const double *x, const double *y, int n, double *intercept, double *slope);
 
-/* alpha and beta of a path from times y (us) of sizes x (bytes, increasing, the first near 0,
+/* alpha and beta of a path from times y (us) of sizes x (bytes, increasing, the first small,
  * 1 <= n <= COST_FIT_MAX_POINTS): cost_fit_line's intercept and slope, but never a rounds'
  * cost of 0 or less: an intercept <= 0 takes y[0], and a falling line (beta < 0) beta 0 and
  * alpha the median of y; one point: y[0] and 0. 0; -1 with the outputs untouched for bad n
