@@ -49,12 +49,7 @@ static void time_bcast(ucoll_comm_t *world, void *buf, size_t bytes, int iters, 
 /* lower quartile of n times (sorted in place) */
 static double lower_quartile(double *t, int n)
 {
-    for (int i = 1; i < n; i++) /* insertion sort: n is small */
-        for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
-            double x = t[j];
-            t[j] = t[j - 1];
-            t[j - 1] = x;
-        }
+    cost_sort(t, n);
     return t[n / 4];
 }
 

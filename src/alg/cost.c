@@ -110,15 +110,20 @@ out:
     return rc;
 }
 
-/* the median of v[0..n-1], n >= 1, sorting v */
-static double median_of(double *v, int n)
+void cost_sort(double *v, int n)
 {
-    for (int i = 1; i < n; i++) /* insertion sort: n is small */
+    for (int i = 1; i < n; i++)
         for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
             const double t = v[j];
             v[j] = v[j - 1];
             v[j - 1] = t;
         }
+}
+
+/* the median of v[0..n-1], n >= 1, sorting v */
+static double median_of(double *v, int n)
+{
+    cost_sort(v, n);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 

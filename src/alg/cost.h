@@ -115,6 +115,10 @@ unsigned cost_rounds_bound(const alg_desc_t *alg, int param, int p);
  * round field still tells every message of one sender apart; the same on every rank */
 int cost_fits_tag(const alg_desc_t *alg, int param, int p);
 
+/* v[0..n-1] in ascending order, in place (an insertion sort: the measurements sort a few
+ * times each); n <= 0 leaves v alone */
+void cost_sort(double *v, int n);
+
 /* the most points cost_fit_line takes */
 #define COST_FIT_MAX_POINTS 8
 

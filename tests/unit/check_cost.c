@@ -270,6 +270,29 @@ START_TEST(auto_choices)
 }
 END_TEST
 
+/* cost_sort: ascending, duplicates and negative values kept, in place; n 0 and 1 touch
+ * nothing beyond v[0] */
+START_TEST(sort_ascending_in_place)
+{
+    double v[7] = {3.5, -1, 8, 3.5, 0, 2e6, -7.25};
+    const double want[7] = {-7.25, -1, 0, 3.5, 3.5, 8, 2e6};
+    cost_sort(v, 7);
+    for (int i = 0; i < 7; i++)
+        ck_assert_double_eq(v[i], want[i]);
+    double one[2] = {5, 1};
+    cost_sort(one, 1);
+    ck_assert_double_eq(one[0], 5);
+    ck_assert_double_eq(one[1], 1);
+    cost_sort(one, 0);
+    ck_assert_double_eq(one[0], 5);
+    ck_assert_double_eq(one[1], 1);
+    double desc[5] = {5, 4, 3, 2, 1};
+    cost_sort(desc, 5);
+    for (int i = 0; i < 5; i++)
+        ck_assert_double_eq(desc[i], i + 1);
+}
+END_TEST
+
 /* the line through chained-bcast times: exact on a line, and one stretched time (a rank
  * descheduled during its chain) moves neither the slope nor the intercept; a two-point fit
  * would take the slope from the stretched point */
@@ -691,6 +714,7 @@ int main(void)
     tcase_add_test(tc, fit_line_ignores_one_outlier);
     tcase_add_test(tc, fit_path_keeps_alpha_positive);
     tcase_add_test(tc, large_paths_alpha_at_least_rings);
+    tcase_add_test(tc, sort_ascending_in_place);
     suite_add_tcase(s, tc);
     /* about 60 M schedule builds: minutes on a loaded machine, so a wide timeout */
     TCase *sweep = tcase_create("closed forms, p <= 4096");
