@@ -293,37 +293,36 @@ START_TEST(sort_ascending_in_place)
 }
 END_TEST
 
+/* fit (cost_fit_line or cost_fit_path) of the first n points of x, y returns 0 with intercept
+ * want_a and slope want_b; a macro, so that a failure names the case's line */
+#define ASSERT_FITS(fit, x, y, n, want_a, want_b)                                                  \
+    do {                                                                                           \
+        double got_a = -1, got_b = -1;                                                             \
+        ck_assert_int_eq(fit(x, y, n, &got_a, &got_b), 0);                                         \
+        ck_assert_double_eq(got_a, want_a);                                                        \
+        ck_assert_double_eq(got_b, want_b);                                                        \
+    } while (0)
+
 /* the line through chained-bcast times: exact on a line, and one stretched time (a rank
  * descheduled during its chain) moves neither the slope nor the intercept; a two-point fit
  * would take the slope from the stretched point */
 START_TEST(fit_line_ignores_one_outlier)
 {
     const double x[4] = {1, 2, 4, 8};
-    double a = -1, b = -1;
     const double on_line[4] = {3.5, 4, 5, 7}; /* 3 + x/2 */
-    ck_assert_int_eq(cost_fit_line(x, on_line, 4, &a, &b), 0);
-    ck_assert_double_eq(a, 3);
-    ck_assert_double_eq(b, 0.5);
+    ASSERT_FITS(cost_fit_line, x, on_line, 4, 3, 0.5);
     const double last_stretched[4] = {3.5, 4, 5, 100};
-    ck_assert_int_eq(cost_fit_line(x, last_stretched, 4, &a, &b), 0);
-    ck_assert_double_eq(a, 3);
-    ck_assert_double_eq(b, 0.5);
+    ASSERT_FITS(cost_fit_line, x, last_stretched, 4, 3, 0.5);
     const double first_stretched[4] = {30, 4, 5, 7};
-    ck_assert_int_eq(cost_fit_line(x, first_stretched, 4, &a, &b), 0);
-    ck_assert_double_eq(a, 3);
-    ck_assert_double_eq(b, 0.5);
+    ASSERT_FITS(cost_fit_line, x, first_stretched, 4, 3, 0.5);
     /* bcast sizes of 64 KiB to 512 KiB in us, the second one stretched: 2 + x / 65536 */
     const double bytes[4] = {65536, 131072, 262144, 524288}, second[4] = {3, 40, 6, 10};
-    ck_assert_int_eq(cost_fit_line(bytes, second, 4, &a, &b), 0);
-    ck_assert_double_eq(b, 1.0 / 65536);
-    ck_assert_double_eq(a, 2);
+    ASSERT_FITS(cost_fit_line, bytes, second, 4, 2, 1.0 / 65536);
     /* two points: their line */
-    ck_assert_int_eq(cost_fit_line(x, on_line, 2, &a, &b), 0);
-    ck_assert_double_eq(a, 3);
-    ck_assert_double_eq(b, 0.5);
+    ASSERT_FITS(cost_fit_line, x, on_line, 2, 3, 0.5);
     /* refused, the outputs untouched */
     const double dup[2] = {1, 1};
-    a = b = -7;
+    double a = -7, b = -7;
     ck_assert_int_eq(cost_fit_line(x, on_line, 1, &a, &b), -1);
     ck_assert_int_eq(cost_fit_line(dup, on_line, 2, &a, &b), -1);
     ck_assert_int_eq(cost_fit_line(x, on_line, COST_FIT_MAX_POINTS + 1, &a, &b), -1);
@@ -338,24 +337,15 @@ END_TEST
 START_TEST(fit_path_keeps_alpha_positive)
 {
     const double x[4] = {1024, 2048, 4096, 8192};
-    double a = -1, b = -1;
     const double above[4] = {1.5, 2.5, 4.5, 8.5}; /* 0.5 + x / 1024 */
-    ck_assert_int_eq(cost_fit_path(x, above, 4, &a, &b), 0);
-    ck_assert_double_eq(a, 0.5);
-    ck_assert_double_eq(b, 1.0 / 1024);
+    ASSERT_FITS(cost_fit_path, x, above, 4, 0.5, 1.0 / 1024);
     const double below[4] = {0.5, 1.5, 3.5, 7.5}; /* -0.5 + x / 1024 */
-    ck_assert_int_eq(cost_fit_path(x, below, 4, &a, &b), 0);
-    ck_assert_double_eq(a, 0.5);
-    ck_assert_double_eq(b, 1.0 / 1024);
+    ASSERT_FITS(cost_fit_path, x, below, 4, 0.5, 1.0 / 1024);
     const double falling[4] = {8, 6, 4, 2};
-    ck_assert_int_eq(cost_fit_path(x, falling, 4, &a, &b), 0);
-    ck_assert_double_eq(b, 0);
-    ck_assert_double_eq(a, 5); /* the median time */
+    ASSERT_FITS(cost_fit_path, x, falling, 4, 5, 0); /* the median time, no slope */
     /* one size: its time, no slope */
-    ck_assert_int_eq(cost_fit_path(x, above, 1, &a, &b), 0);
-    ck_assert_double_eq(a, 1.5);
-    ck_assert_double_eq(b, 0);
-    a = b = -7;
+    ASSERT_FITS(cost_fit_path, x, above, 1, 1.5, 0);
+    double a = -7, b = -7;
     ck_assert_int_eq(cost_fit_path(x, above, 0, &a, &b), -1);
     ck_assert_double_eq(a, -7);
     ck_assert_double_eq(b, -7);
