@@ -17,8 +17,8 @@
 # Usage: perf/targets.sh [BUILD_DIR] [OUT_CSV]  (defaults . and /tmp/targets.csv)
 # Environment: UCC_PREFIX (default /tmp/ucc-install), UCC_SRC, NPS (default "2 3"),
 #              SIZES (default 64K,1M,16M), COLLS (default all five); UCOLL_* variables are
-#              passed to every rank; MEM_ALLOC=1: ucoll's buffers from ucoll_mem_alloc (run it
-#              with UCOLL_SINGLE_COPY_MIN=131072 UCOLL_SINGLE_COPY_MAX=0, see the README)
+#              passed to every rank; MEM_ALLOC=1: ucoll's buffers from ucoll_mem_alloc, with
+#              UCOLL_SINGLE_COPY_MIN=regions unless the shell sets it (see the README)
 set -euo pipefail
 
 srcdir=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,7 +29,10 @@ nps=${NPS:-"2 3"}
 sizes=${SIZES:-64K,1M,16M}
 colls=${COLLS:-allreduce,reduce,bcast,exscan,scan}
 mem_flag=""
-[ "${MEM_ALLOC:-0}" = 0 ] || mem_flag=-M
+if [ "${MEM_ALLOC:-0}" != 0 ]; then
+    mem_flag=-M
+    export UCOLL_SINGLE_COPY_MIN=${UCOLL_SINGLE_COPY_MIN:-regions}
+fi
 
 if [ ! -f "$ucc/include/ucc/api/ucc.h" ]; then
     if [ -z "${UCC_SRC:-}" ] || [ ! -x "$UCC_SRC/autogen.sh" ]; then

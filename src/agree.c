@@ -99,8 +99,9 @@ ucoll_status_t agree_settings(ucoll_ctx_t *ctx)
     names[n] = "UCOLL_BETA_NS_PER_BYTE", v[n++] = double_bits(cfg->beta_ns);
     names[n] = "UCOLL_GAMMA_NS_PER_BYTE", v[n++] = double_bits(cfg->gamma_ns);
     names[n] = "UCOLL_CHECK", v[n++] = (uint64_t)cfg->check;
-    names[n] = "UCOLL_SINGLE_COPY_MIN",
-    v[n++] = cfg->single_copy_auto ? UINT64_MAX : cfg->single_copy_min;
+    names[n] = "UCOLL_SINGLE_COPY_MIN", v[n++] = cfg->single_copy_auto      ? UINT64_MAX
+                                                 : cfg->single_copy_regions ? UINT64_MAX - 1
+                                                                            : cfg->single_copy_min;
     names[n] = "UCOLL_SINGLE_COPY_MAX", v[n++] = cfg->single_copy_max;
 
     uint64_t mine[2 * N + 3], all[2 * N + 3];
@@ -109,17 +110,20 @@ ucoll_status_t agree_settings(ucoll_ctx_t *ctx)
     /* single copy is used only where every rank may read its peers: the word is larger for
      * lower ranks that cannot, so the lowest of them says why */
     char why[192] = "";
-    /* auto leaves single copy off where ranks wait for CPUs: its rendezvous then waits for a
-     * descheduled reader (README, "Single copy on one host"); such a rank need not probe */
-    mine[2 * n + 1] = cfg->single_copy_auto && ctx->host_crowded;
-    mine[2 * n] = cfg->single_copy_min > 0 && !mine[2 * n + 1] &&
-                          tp_single_copy_probe(why, sizeof(why)) != UCOLL_OK
-                      ? (uint64_t)(world->size - world->rank)
-                      : 0;
+    /* where ranks wait for CPUs single copy's rendezvous waits for a descheduled reader
+     * (README, "Single copy on one host"): auto leaves it off (such a rank need not probe),
+     * regions keeps it for messages of auto's minimum and up */
+    const int modal = cfg->single_copy_auto || cfg->single_copy_regions;
+    mine[2 * n + 1] = modal && ctx->host_crowded;
+    const int auto_off = cfg->single_copy_auto && ctx->host_crowded;
+    mine[2 * n] =
+        cfg->single_copy_min > 0 && !auto_off && tp_single_copy_probe(why, sizeof(why)) != UCOLL_OK
+            ? (uint64_t)(world->size - world->rank)
+            : 0;
     /* a rank with on-host peers but no rings cannot take single copy's descriptors, and would
      * split a message its peers send whole (exec.c, segment_elems): off everywhere, silently
      * (UCOLL_SHM=0 or UCOLL_FAILURE_DETECTION say so; a failed mapping said why) */
-    mine[2 * n + 2] = (cfg->single_copy_auto || cfg->single_copy_min > 0) && ctx->rings_missing;
+    mine[2 * n + 2] = (modal || cfg->single_copy_min > 0) && ctx->rings_missing;
     ucoll_request_t *r = calloc(1, sizeof(*r));
     if (r == NULL)
         return UCOLL_ERR_NO_MEMORY;
@@ -148,15 +152,21 @@ ucoll_status_t agree_settings(ucoll_ctx_t *ctx)
     }
     if (!differ) {
         const int crowded = all[2 * n + 1] != 0;
-        if (!crowded && all[2 * n] == (uint64_t)(world->size - world->rank) && all[2 * n] != 0)
+        const int off_crowded = crowded && cfg->single_copy_auto;
+        size_t sc_min = cfg->single_copy_min;
+        if (crowded && cfg->single_copy_regions && sc_min < UCOLL_SINGLE_COPY_AUTO_MIN)
+            sc_min = UCOLL_SINGLE_COPY_AUTO_MIN;
+        if (!off_crowded && all[2 * n] == (uint64_t)(world->size - world->rank) && all[2 * n] != 0)
             fprintf(stderr,
                     "ucoll: rank %d: single copy is off on every rank: %s (messages between ranks "
                     "of one host take UCX's two copies)\n",
                     world->rank, why);
+        /* a stated maximum below the raised minimum leaves no message to take it */
+        const int window = cfg->single_copy_max == 0 || cfg->single_copy_max >= sc_min;
         ctx->single_copy_on =
-            all[2 * n] == 0 && all[2 * n + 2] == 0 && !crowded && cfg->single_copy_min > 0;
+            all[2 * n] == 0 && all[2 * n + 2] == 0 && !off_crowded && sc_min > 0 && window;
         if (ctx->single_copy_on)
-            tp_set_single_copy(ctx->tp, cfg->single_copy_min);
+            tp_set_single_copy(ctx->tp, sc_min);
         else
             tp_single_copy_unprobe();
         return UCOLL_OK;

@@ -59,7 +59,9 @@ static const config_var_t vars[] = {
      "bytes: messages of at least this size between ranks of one host go by single "
      "copy (the receiver reads the sender's buffer with process_vm_readv) instead of UCX's two "
      "copies, if every rank may read its peers (else off, said once); 0 = off; auto = 131072 "
-     "where no host has more ranks than CPUs, else off. Needs UCOLL_SHM=1. Equal on every rank"},
+     "where no host has more ranks than CPUs, else off; regions (buffers from ucoll_mem_alloc) "
+     "= 8192, 131072 where a host has more ranks than CPUs. Needs UCOLL_SHM=1. Equal on every "
+     "rank"},
     {"UCOLL_SINGLE_COPY_MAX", "4194304 with UCOLL_SINGLE_COPY_MIN=auto, else 0",
      "bytes: the largest message that goes by single copy (whole, not in segments); 0 = no "
      "bound. Equal on every rank"},
@@ -190,9 +192,14 @@ ucoll_status_t config_read(ucoll_config_t *cfg)
     }
     cfg->segment_size = 262144;
     cfg->single_copy_auto = 1;
+    cfg->single_copy_regions = 0;
     cfg->single_copy_min = UCOLL_SINGLE_COPY_AUTO_MIN;
     const char *sc_min = getenv("UCOLL_SINGLE_COPY_MIN");
-    if (sc_min != NULL && *sc_min != '\0' && strcmp(sc_min, "auto") != 0) {
+    if (sc_min != NULL && strcmp(sc_min, "regions") == 0) {
+        cfg->single_copy_auto = 0;
+        cfg->single_copy_regions = 1;
+        cfg->single_copy_min = UCOLL_SINGLE_COPY_REGIONS_MIN;
+    } else if (sc_min != NULL && *sc_min != '\0' && strcmp(sc_min, "auto") != 0) {
         if (parse_bytes("UCOLL_SINGLE_COPY_MIN", sc_min, &cfg->single_copy_min) != 0)
             return UCOLL_ERR_INVALID_ARG;
         cfg->single_copy_auto = 0;
@@ -260,8 +267,9 @@ ucoll_status_t config_read(ucoll_config_t *cfg)
             return UCOLL_ERR_INVALID_ARG;
         }
     }
-    /* single copy's descriptors travel in the rings: without them auto means off */
-    if (cfg->single_copy_auto && (!cfg->shm || cfg->failure != TP_FAILURE_AUTO))
+    /* single copy's descriptors travel in the rings: without them auto and regions mean off */
+    if ((cfg->single_copy_auto || cfg->single_copy_regions) &&
+        (!cfg->shm || cfg->failure != TP_FAILURE_AUTO))
         cfg->single_copy_min = 0;
     return UCOLL_OK;
 }

@@ -28,6 +28,10 @@
  * CPUs */
 #define UCOLL_SINGLE_COPY_AUTO_MIN 131072
 #define UCOLL_SINGLE_COPY_AUTO_MAX 4194304
+/* UCOLL_SINGLE_COPY_MIN=regions (buffers from ucoll_mem_alloc, whose peers read them in
+ * place): every message past the rings' 4 KiB from REGIONS_MIN, of every algorithm; where a
+ * host has more ranks than CPUs from AUTO_MIN (a reader must wait for a descheduled sender) */
+#define UCOLL_SINGLE_COPY_REGIONS_MIN 8192
 
 /* configuration read from UCOLL_* environment variables at init (config.c) */
 typedef struct {
@@ -36,14 +40,15 @@ typedef struct {
     size_t single_copy_min; /* UCOLL_SINGLE_COPY_MIN: on-host single copy from this size; 0 = off */
     size_t single_copy_max; /* UCOLL_SINGLE_COPY_MAX: ... in messages up to this size; 0 = any */
     int single_copy_auto;   /* UCOLL_SINGLE_COPY_MIN=auto: off where a host is crowded */
-    tp_yield_mode_t yield;  /* UCOLL_PROGRESS_YIELD */
-    int shm;                /* UCOLL_SHM: the on-host small-message channel */
-    int stats;              /* UCOLL_STATS: the finalize line of what this rank used */
-    int check;              /* UCOLL_CHECK: compare every collective's arguments first */
-    int print_cost;         /* UCOLL_PRINT_COST: rank 0 prints the agreed cost model */
-    int print_alg;          /* UCOLL_PRINT_ALG: a comm's rank 0 prints each new auto choice */
-    tp_failure_mode_t failure;         /* UCOLL_FAILURE_DETECTION */
-    int wait_sleep;                    /* UCOLL_WAIT_MODE=sleep: idle waits sleep on the event fd */
+    int single_copy_regions;   /* UCOLL_SINGLE_COPY_MIN=regions: AUTO_MIN where a host is crowded */
+    tp_yield_mode_t yield;     /* UCOLL_PROGRESS_YIELD */
+    int shm;                   /* UCOLL_SHM: the on-host small-message channel */
+    int stats;                 /* UCOLL_STATS: the finalize line of what this rank used */
+    int check;                 /* UCOLL_CHECK: compare every collective's arguments first */
+    int print_cost;            /* UCOLL_PRINT_COST: rank 0 prints the agreed cost model */
+    int print_alg;             /* UCOLL_PRINT_ALG: a comm's rank 0 prints each new auto choice */
+    tp_failure_mode_t failure; /* UCOLL_FAILURE_DETECTION */
+    int wait_sleep;            /* UCOLL_WAIT_MODE=sleep: idle waits sleep on the event fd */
     const char *alg_env[UCOLL_NCOLLS]; /* UCOLL_<COLL>_ALG values or NULL */
     double alpha_us, beta_ns;          /* UCOLL_ALPHA_US, UCOLL_BETA_NS_PER_BYTE; < 0: measure */
     double gamma_ns;                   /* UCOLL_GAMMA_NS_PER_BYTE; < 0: measure */

@@ -464,6 +464,42 @@ for mem in -M ""; do
         fail "$name: rank, mapped, lent, offered, written, taken: '$got' (want '$want')" "$log"
     fi
 done
+# UCOLL_SINGLE_COPY_MIN=regions: messages of 8 KiB and up of every algorithm go by single copy
+# (from the senders' regions: reads through mappings, counted as copies_mapped and copies_lent)
+# where no host has more ranks than CPUs, from 128 KiB where one has; 4 KiB stays in the rings.
+# sc_regions NAME NP WANT COLL ALG COUNT: mp_test --mem of one int32 COLL by ALG; WANT "some":
+# every rank read a peer's region, "none": no rank did (init's own messages come from scratch)
+sc_regions() {
+    local name=$1 np=$2 want=$3 coll=$4 alg=$5 count=$6 log reports lines bad
+    run_job "$name" "$np" 300 "UCOLL_SINGLE_COPY_MIN=regions UCOLL_TEST_SHM_COUNTS=1" \
+        tests/mp/mp_test --expect-size "$np" --colls "$coll" --alg-list "$coll=$alg" \
+        --combos int32-sum --counts "$count" --mem
+    log="$(job_log "$name")"
+    reports=$(grep -oE 'ucoll: rank [0-9]+ shm .* copies_mapped [0-9]+ copies_lent [0-9]+' "$log" |
+        awk '{ print $3, $(NF - 2) + $NF }' | sort -u)
+    lines=$(printf '%s' "$reports" | grep -c .)
+    if [ "$want" = some ]; then
+        bad=$(printf '%s' "$reports" | awk '$2 == 0' | grep -c .)
+    else
+        bad=$(printf '%s' "$reports" | awk '$2 != 0' | grep -c .)
+    fi
+    if [ "$lines" = "$np" ] && [ "$bad" = 0 ]; then
+        pass "$name: reads of peers' regions on every rank: $want"
+    else
+        fail "$name: $lines of $np ranks reported, $bad of them not '$want' region reads" "$log"
+    fi
+}
+cpus=$(nproc)
+want=none
+[ "$cpus" -lt 2 ] || want=some
+sc_regions "mp_test np=2 regions: 4 KiB binomial reduce" 2 none reduce binomial 1024
+sc_regions "mp_test np=2 regions: 8 KiB binomial reduce" 2 "$want" reduce binomial 2048
+sc_regions "mp_test np=2 regions: 16 KiB recursive-doubling allreduce" 2 "$want" allreduce \
+    recursive-doubling 4096
+want=none
+[ "$cpus" -lt 3 ] || want=some
+sc_regions "mp_test np=3 regions: 64 KiB binomial reduce" 3 "$want" reduce binomial 16384
+sc_regions "mp_test np=3 regions: 128 KiB binomial reduce" 3 some reduce binomial 32768
 # cost_model_said NAME WHAT WANT PATTERN: rank 0 printed the cost model (UCOLL_PRINT_COST) in
 # launch NAME's log, with WANT lines matching the extended regex PATTERN (WHAT names them)
 cost_model_said() {
@@ -500,7 +536,6 @@ fi
 # CPUs, for messages of 128 KiB to 4 MiB of the algorithms that send their input (binomial
 # reduce, not the allreduces), and init's cost model then measures its path (said once by
 # rank 0 under UCOLL_PRINT_COST)
-cpus=$(nproc)
 sc_auto() {
     local name=$1 np=$2 want=$3 coll=$4 on=0
     shift 4

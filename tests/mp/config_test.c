@@ -5,8 +5,9 @@
  * that init can be tried again after each refusal. Refused: NaN, infinity where no limit is
  * meant, negative numbers, trailing or leading junk, numbers that overflow (a 20-digit size),
  * an unknown algorithm name, a UCOLL_CHECK other than 0 or 1, a UCOLL_SINGLE_COPY_MAX below
- * UCOLL_SINGLE_COPY_MIN (stated or auto's). Accepted at the end:
- * UCOLL_TIMEOUT=inf with small sizes and UCOLL_CHECK=1, and a collective runs with them.
+ * UCOLL_SINGLE_COPY_MIN (stated, auto's or regions'). Accepted, and a collective runs with
+ * them: UCOLL_SINGLE_COPY_MIN=regions, alone and with a one-size window, and at the end
+ * UCOLL_TIMEOUT=inf with small sizes and UCOLL_CHECK=1.
  * Output: FAIL lines, then "config_test: C checks, F failed; verdict: PASS|FAIL".
  */
 #include "mp_util.h"
@@ -62,6 +63,34 @@ static void refused(const char *var, const char *value)
     }
 }
 
+/* ucoll_init_oob succeeds with the settings of the environment (what says which), and an
+ * allreduce on the one rank gives its input back */
+static void accepted(const char *what)
+{
+    char msg[4096];
+    ucoll_comm_t *w = NULL;
+    ucoll_status_t st = init_capturing(&w, msg, sizeof(msg));
+    n_checks++;
+    if (st != UCOLL_OK) {
+        n_failed++;
+        printf("FAIL: %s: ucoll_init_oob gave %d: \"%s\"\n", what, (int)st, msg);
+        return;
+    }
+    int64_t in[3] = {1, 2, 3}, out[3] = {0, 0, 0};
+    st = ucoll_allreduce(w, in, out, 3, UCOLL_INT64, UCOLL_OP_SUM);
+    n_checks++;
+    if (st != UCOLL_OK || out[0] != 1 || out[1] != 2 || out[2] != 3) {
+        n_failed++;
+        printf("FAIL: %s: allreduce: %d, %lld %lld %lld\n", what, (int)st, (long long)out[0],
+               (long long)out[1], (long long)out[2]);
+    }
+    n_checks++;
+    if ((st = ucoll_finalize(w)) != UCOLL_OK) {
+        n_failed++;
+        printf("FAIL: %s: finalize: %d\n", what, (int)st);
+    }
+}
+
 int main(void)
 {
     static const struct {
@@ -97,6 +126,8 @@ int main(void)
         {"UCOLL_PRINT_ALG", "2"},
         {"UCOLL_PRINT_ALG", "yes"},
         {"UCOLL_SINGLE_COPY_MIN", "autox"},
+        {"UCOLL_SINGLE_COPY_MIN", "regionsx"},
+        {"UCOLL_SINGLE_COPY_MIN", "Regions"},
         {"UCOLL_SINGLE_COPY_MIN", "-1"},
         {"UCOLL_SINGLE_COPY_MAX", "1M"},
         /* below auto's smallest single-copy message (128 KiB): no message could take it */
@@ -107,6 +138,17 @@ int main(void)
     /* a window with nothing in it */
     setenv("UCOLL_SINGLE_COPY_MIN", "300000", 1);
     refused("UCOLL_SINGLE_COPY_MAX", "200000");
+    /* below regions' smallest single-copy message (8 KiB) */
+    setenv("UCOLL_SINGLE_COPY_MIN", "regions", 1);
+    refused("UCOLL_SINGLE_COPY_MAX", "8191");
+    unsetenv("UCOLL_SINGLE_COPY_MIN");
+
+    /* regions alone, and regions with a window of one size: init works, a collective runs */
+    setenv("UCOLL_SINGLE_COPY_MIN", "regions", 1);
+    accepted("UCOLL_SINGLE_COPY_MIN=regions");
+    setenv("UCOLL_SINGLE_COPY_MAX", "8192", 1);
+    accepted("UCOLL_SINGLE_COPY_MIN=regions UCOLL_SINGLE_COPY_MAX=8192");
+    unsetenv("UCOLL_SINGLE_COPY_MAX");
     unsetenv("UCOLL_SINGLE_COPY_MIN");
 
     /* valid values: init works and a collective runs with them */
@@ -117,28 +159,7 @@ int main(void)
     setenv("UCOLL_CHECK", "1", 1); /* one rank: nothing to compare, the call runs as usual */
     setenv("UCOLL_SINGLE_COPY_MIN", "auto", 1);
     setenv("UCOLL_SINGLE_COPY_MAX", "131072", 1); /* the window may be one size */
-    char msg[4096];
-    ucoll_comm_t *w = NULL;
-    ucoll_status_t st = init_capturing(&w, msg, sizeof(msg));
-    n_checks++;
-    if (st != UCOLL_OK) {
-        n_failed++;
-        printf("FAIL: valid values: ucoll_init_oob gave %d: \"%s\"\n", (int)st, msg);
-    } else {
-        int64_t in[3] = {1, 2, 3}, out[3] = {0, 0, 0};
-        st = ucoll_allreduce(w, in, out, 3, UCOLL_INT64, UCOLL_OP_SUM);
-        n_checks++;
-        if (st != UCOLL_OK || out[0] != 1 || out[1] != 2 || out[2] != 3) {
-            n_failed++;
-            printf("FAIL: allreduce with valid values: %d, %lld %lld %lld\n", (int)st,
-                   (long long)out[0], (long long)out[1], (long long)out[2]);
-        }
-        n_checks++;
-        if ((st = ucoll_finalize(w)) != UCOLL_OK) {
-            n_failed++;
-            printf("FAIL: finalize: %d\n", (int)st);
-        }
-    }
+    accepted("valid values");
     printf("config_test: %ld checks, %ld failed; verdict: %s\n", n_checks, n_failed,
            n_failed == 0 ? "PASS" : "FAIL");
     return n_failed == 0 ? 0 : 1;
