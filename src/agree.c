@@ -167,6 +167,8 @@ ucoll_status_t agree_settings(ucoll_ctx_t *ctx)
             all[2 * n] == 0 && all[2 * n + 2] == 0 && !off_crowded && sc_min > 0 && window;
         if (ctx->single_copy_on)
             tp_set_single_copy(ctx->tp, sc_min);
+        if (ctx->single_copy_on && cfg->single_copy_regions)
+            tp_pool_use_regions(ctx->tp);
         else
             tp_single_copy_unprobe();
         return UCOLL_OK;

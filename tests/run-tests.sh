@@ -500,6 +500,36 @@ want=none
 [ "$cpus" -lt 3 ] || want=some
 sc_regions "mp_test np=3 regions: 64 KiB binomial reduce" 3 "$want" reduce binomial 16384
 sc_regions "mp_test np=3 regions: 128 KiB binomial reduce" 3 some reduce binomial 32768
+# regions, every algorithm of the six collectives and of the block collectives, results
+# checked: the 2-rank launch from 8 KiB, the 3- and 5-rank ones from 128 KiB where ranks share
+# CPUs; scratch chunks are regions too
+for np in 2 3; do
+    mp "mp_test np=$np --mem UCOLL_SINGLE_COPY_MIN=regions" "$np" 600 \
+        "UCOLL_SINGLE_COPY_MIN=regions UCOLL_TEST_SHM_COUNTS=1" --mem "${SC_COMBOS[@]}"
+    sc_mapped_check "mp_test np=$np --mem UCOLL_SINGLE_COPY_MIN=regions" "$np"
+done
+run_job "block_test np=5 --mem UCOLL_SINGLE_COPY_MIN=regions" 5 600 \
+    "UCOLL_SINGLE_COPY_MIN=regions UCOLL_TEST_SHM_COUNTS=1" tests/mp/block_test "${BLOCK_ALGS[@]}" \
+    --expect-size 5 --mem
+sc_mapped_check "block_test np=5 --mem UCOLL_SINGLE_COPY_MIN=regions" 5
+# under regions ucoll's scratch lies in regions too, so that messages sent from it are read
+# through mappings as well: a 2-rank bruck allgather of 16 KiB blocks sends one message per
+# rank from scratch; 3 iterations, no warm-up, init's measurement left out (its buffers are
+# malloc's): per rank 3 single-copy reads, all 3 through a mapping (copied or lent)
+name="ucoll_perf np=2 regions: bruck allgather 16 KiB x 3, scratch read through mappings"
+run_job "$name" 2 120 "UCOLL_SINGLE_COPY_MIN=regions UCOLL_TEST_SHM_COUNTS=1 UCOLL_ALPHA_US=1 \
+UCOLL_BETA_NS_PER_BYTE=0.1 UCOLL_GAMMA_NS_PER_BYTE=0.1" ./ucoll_perf -M -c allgather -a bruck \
+    -d int32 -b 16K -e 16K -n 3 -w 0
+log="$(job_log "$name")"
+got=$(grep -oE 'ucoll: rank [0-9]+ shm .* copies_read [0-9]+ copies_mapped [0-9]+ copies_lent [0-9]+' \
+    "$log" | awk '{ print $3, $(NF - 4), $(NF - 2) + $NF }' | sort | tr '\n' ' ')
+want="0 3 3 1 3 3 "
+[ "$cpus" -ge 2 ] || want="0 0 0 1 0 0 "
+if [ "$got" = "$want" ]; then
+    pass "$name: rank, reads, reads through mappings: $got"
+else
+    fail "$name: rank, reads, reads through mappings: '$got' (want '$want')" "$log"
+fi
 # cost_model_said NAME WHAT WANT PATTERN: rank 0 printed the cost model (UCOLL_PRINT_COST) in
 # launch NAME's log, with WANT lines matching the extended regex PATTERN (WHAT names them)
 cost_model_said() {

@@ -88,6 +88,7 @@ struct tp_ctx {
     double next_probe;                        /* clock time of the next liveness probe */
     tp_chunk_t *free_chunks[TP_POOL_CLASSES]; /* class k holds chunks of 2^k bytes */
     tp_chunk_t *all_chunks;                   /* every chunk ever mapped (for destroy) */
+    int pool_regions;                         /* tp_pool_use_regions */
     /* tp_event_fd: an epoll set of the workers' efds, the bounded-sleep timer and the kick
      * eventfd; -1 until first asked for (or if UCX gives no efd) */
     int event_fd, timer_fd, kick_fd;
@@ -535,7 +536,10 @@ void tp_destroy(tp_ctx_t *tp)
         tp->all_chunks = c->all_next;
         if (c->memh != NULL)
             ucp_mem_unmap(mem_context(tp), c->memh);
-        free(c->addr);
+        if (c->in_region)
+            shm_region_free(c->addr);
+        else
+            free(c->addr);
         free(c);
     }
     for (int c = 0; c < TP_NCTX; c++) {
@@ -1039,12 +1043,17 @@ tp_chunk_t *tp_pool_get(tp_ctx_t *tp, size_t size)
     if (c == NULL)
         return NULL;
     c->size = (size_t)1 << k;
-    if (posix_memalign(&c->addr, 4096, c->size) != 0) {
+    /* a region that cannot be had (descriptors, memfd refused) leaves process_vm_readv */
+    c->in_region = tp->pool_regions && shm_region_alloc(c->size, &c->addr) == 0;
+    if (!c->in_region && posix_memalign(&c->addr, 4096, c->size) != 0) {
         free(c);
         return NULL;
     }
     if (tp_mem_map(tp, c->addr, c->size, &c->memh) != UCOLL_OK) {
-        free(c->addr);
+        if (c->in_region)
+            shm_region_free(c->addr);
+        else
+            free(c->addr);
         free(c);
         return NULL;
     }
@@ -1057,9 +1066,28 @@ void tp_pool_put(tp_ctx_t *tp, tp_chunk_t *chunk)
 {
     if (chunk == NULL)
         return;
+    if (tp->pool_regions && !chunk->in_region)
+        return; /* still on all_chunks */
     unsigned k = size_class(chunk->size);
     chunk->next = tp->free_chunks[k];
     tp->free_chunks[k] = chunk;
+}
+
+void tp_pool_use_regions(tp_ctx_t *tp)
+{
+    tp->pool_regions = 1;
+    for (unsigned k = 0; k < TP_POOL_CLASSES; k++) {
+        tp_chunk_t *keep = NULL;
+        while (tp->free_chunks[k] != NULL) {
+            tp_chunk_t *c = tp->free_chunks[k];
+            tp->free_chunks[k] = c->next;
+            if (c->in_region) {
+                c->next = keep;
+                keep = c;
+            }
+        }
+        tp->free_chunks[k] = keep;
+    }
 }
 
 ucoll_status_t tp_mem_map(tp_ctx_t *tp, void *addr, size_t len, void **memh)

@@ -59,6 +59,7 @@ typedef struct tp_chunk {
     void *memh;                /* ucp_mem_h */
     struct tp_chunk *next;     /* free list of its size class */
     struct tp_chunk *all_next; /* every chunk mapped, for tp_destroy */
+    int in_region;             /* its memory is a region (shm_region.h), not malloc's */
 } tp_chunk_t;
 
 typedef enum { TP_YIELD_AUTO, TP_YIELD_ALWAYS, TP_YIELD_NEVER } tp_yield_mode_t;
@@ -187,6 +188,10 @@ void tp_close_by_force(tp_ctx_t *tp);
 /* registered memory of at least `size` bytes, mapped once with ucp_mem_map and recycled */
 tp_chunk_t *tp_pool_get(tp_ctx_t *tp, size_t size);
 void tp_pool_put(tp_ctx_t *tp, tp_chunk_t *chunk);
+/* from now on the pool's memory comes from regions, so that the host's peers read messages
+ * sent from it in place as they read the caller's regions (UCOLL_SINGLE_COPY_MIN=regions);
+ * chunks taken before are not recycled (they go at tp_destroy) */
+void tp_pool_use_regions(tp_ctx_t *tp);
 
 /* memory the host's peers read in place (shm_region.h): 0 or an errno value; 0 or -1 if ptr
  * starts no region */
