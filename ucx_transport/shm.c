@@ -163,6 +163,8 @@ struct shm_offer_rec {
     struct shm_offer o;
     int map; /* claimed: the entry of the peer's mapped regions written into */
 };
+/* regions kept mapped per peer; the oldest not lent goes first */
+enum { SHM_PEER_MAPS = 8 };
 
 /* one rank of this host, seen from this process */
 struct shm_peer {

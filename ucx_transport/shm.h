@@ -57,10 +57,6 @@ enum {
     SHM_RING_CONTROL = 64,     /* the ring's control line, before its slots */
     SHM_RING_BYTES = 9 * 4096, /* control and slots, rounded up to pages (mmap offsets) */
     SHM_CELLS = 64,            /* single-copy descriptors in flight per ordered pair */
-    /* regions of each peer kept mapped, the oldest not lent unmapped first: room for a
-     * program's buffers and ucoll's scratch chunks (in regions under
-     * UCOLL_SINGLE_COPY_MIN=regions), whose churn at 8 cost 1.5x at 2 ranks */
-    SHM_PEER_MAPS = 32,
 };
 
 typedef struct shm_chan shm_chan_t;

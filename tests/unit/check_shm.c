@@ -802,12 +802,12 @@ START_TEST(single_copy_lent)
 }
 END_TEST
 
-/* a mapping that a lent receive points into is never evicted: with receives lent from
- * SHM_PEER_MAPS regions (every entry of the peer's), one more region's message is read by
- * process_vm_readv, and the lent bytes stay readable until released */
+/* a mapping that a lent receive points into is never evicted: with receives lent from 8
+ * regions (every entry of the peer's), a ninth region's message is read by process_vm_readv,
+ * and the lent bytes stay readable until released */
 START_TEST(single_copy_lent_pins_mapping)
 {
-    enum { NREG = SHM_PEER_MAPS + 1 };
+    enum { NREG = 9 };
     pair_t p;
     pair_open_single_copy(&p);
     void *mem[NREG];
@@ -838,7 +838,7 @@ START_TEST(single_copy_lent_pins_mapping)
             shm_progress(p.ch[0]);
         ck_assert_int_eq(s[k].status, UCOLL_OK);
     }
-    /* released: yet another region may now take an entry */
+    /* released: a tenth region may now take an entry */
     void *more = NULL;
     ck_assert_int_eq(shm_region_alloc(SC_LEN, &more), 0);
     tp_op_t s2, r2;
@@ -857,17 +857,17 @@ START_TEST(single_copy_lent_pins_mapping)
 }
 END_TEST
 
-/* the peer's SHM_PEER_MAPS entries filled by copies, a receive lent from the oldest, then one
- * more region's message: it takes another entry, and the lent bytes stay mapped */
+/* the peer's 8 entries filled by copies, a receive lent from the oldest, then a ninth region's
+ * message: it takes another entry, and the lent bytes stay mapped */
 START_TEST(single_copy_lent_oldest_kept)
 {
-    enum { NREG = SHM_PEER_MAPS + 1 };
+    enum { NREG = 9 };
     pair_t p;
     pair_open_single_copy(&p);
     void *mem[NREG];
     static unsigned char out[SC_LEN], want[SC_LEN];
     tp_op_t s, r, s0, r0;
-    for (int k = 0; k < NREG - 1; k++) { /* every entry by plain mapped copies */
+    for (int k = 0; k < NREG - 1; k++) { /* entries 0..7 by plain mapped copies */
         ck_assert_int_eq(shm_region_alloc(SC_LEN, &mem[k]), 0);
         fill(mem[k], SC_LEN, 40u + (unsigned)k);
         recv_msg(p.ch[1], 0, out, SC_LEN, 300u + (unsigned)k, &r);
