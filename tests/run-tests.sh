@@ -530,6 +530,13 @@ if [ "$got" = "$want" ]; then
 else
     fail "$name: rank, reads, reads through mappings: '$got' (want '$want')" "$log"
 fi
+# ...but at most 64 scratch chunks are regions (each holds a descriptor): 200 persistent bruck
+# allgathers held at once leave 66 region descriptors per process, the program's two included
+for np in 2 3; do
+    run_job "pool_test np=$np regions: 200 persistent requests, at most 66 region descriptors" \
+        "$np" 300 "UCOLL_SINGLE_COPY_MIN=regions UCOLL_ALLGATHER_ALG=bruck" tests/mp/pool_test \
+        --expect-size "$np" --requests 200 --max 66
+done
 # cost_model_said NAME WHAT WANT PATTERN: rank 0 printed the cost model (UCOLL_PRINT_COST) in
 # launch NAME's log, with WANT lines matching the extended regex PATTERN (WHAT names them)
 cost_model_said() {

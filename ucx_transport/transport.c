@@ -89,6 +89,7 @@ struct tp_ctx {
     tp_chunk_t *free_chunks[TP_POOL_CLASSES]; /* class k holds chunks of 2^k bytes */
     tp_chunk_t *all_chunks;                   /* every chunk ever mapped (for destroy) */
     int pool_regions;                         /* tp_pool_use_regions */
+    unsigned pool_region_chunks;              /* chunks whose memory is a region */
     /* tp_event_fd: an epoll set of the workers' efds, the bounded-sleep timer and the kick
      * eventfd; -1 until first asked for (or if UCX gives no efd) */
     int event_fd, timer_fd, kick_fd;
@@ -1043,13 +1044,17 @@ tp_chunk_t *tp_pool_get(tp_ctx_t *tp, size_t size)
     if (c == NULL)
         return NULL;
     c->size = (size_t)1 << k;
-    /* a region that cannot be had (descriptors, memfd refused) leaves process_vm_readv */
-    c->in_region = tp->pool_regions && shm_region_alloc(c->size, &c->addr) == 0;
+    /* a region that cannot be had (descriptors, memfd refused) leaves process_vm_readv; each
+     * holds a descriptor, so only the first TP_POOL_MAX_REGIONS chunks are regions */
+    c->in_region = tp->pool_regions && tp->pool_region_chunks < TP_POOL_MAX_REGIONS &&
+                   shm_region_alloc(c->size, &c->addr) == 0;
+    tp->pool_region_chunks += (unsigned)c->in_region;
     if (!c->in_region && posix_memalign(&c->addr, 4096, c->size) != 0) {
         free(c);
         return NULL;
     }
     if (tp_mem_map(tp, c->addr, c->size, &c->memh) != UCOLL_OK) {
+        tp->pool_region_chunks -= (unsigned)c->in_region;
         if (c->in_region)
             shm_region_free(c->addr);
         else

@@ -190,8 +190,10 @@ tp_chunk_t *tp_pool_get(tp_ctx_t *tp, size_t size);
 void tp_pool_put(tp_ctx_t *tp, tp_chunk_t *chunk);
 /* from now on the pool's memory comes from regions, so that the host's peers read messages
  * sent from it in place as they read the caller's regions (UCOLL_SINGLE_COPY_MIN=regions);
- * chunks taken before are not recycled (they go at tp_destroy) */
+ * chunks taken before are not recycled (they go at tp_destroy). A region holds a descriptor:
+ * past TP_POOL_MAX_REGIONS chunks the pool's memory is malloc's again */
 void tp_pool_use_regions(tp_ctx_t *tp);
+enum { TP_POOL_MAX_REGIONS = 64 };
 
 /* memory the host's peers read in place (shm_region.h): 0 or an errno value; 0 or -1 if ptr
  * starts no region */
