@@ -165,12 +165,13 @@ ucoll_status_t agree_settings(ucoll_ctx_t *ctx)
         const int window = cfg->single_copy_max == 0 || cfg->single_copy_max >= sc_min;
         ctx->single_copy_on =
             all[2 * n] == 0 && all[2 * n + 2] == 0 && !off_crowded && sc_min > 0 && window;
-        if (ctx->single_copy_on)
+        if (ctx->single_copy_on) {
             tp_set_single_copy(ctx->tp, sc_min);
-        if (ctx->single_copy_on && cfg->single_copy_regions)
-            tp_pool_use_regions(ctx->tp);
-        else
+            if (cfg->single_copy_regions)
+                tp_pool_use_regions(ctx->tp);
+        } else {
             tp_single_copy_unprobe();
+        }
         return UCOLL_OK;
     }
     /* every rank found the same: all leave init together, none while a peer still receives */

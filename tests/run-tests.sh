@@ -537,6 +537,37 @@ for np in 2 3; do
         "$np" 300 "UCOLL_SINGLE_COPY_MIN=regions UCOLL_ALLGATHER_ALG=bruck" tests/mp/pool_test \
         --expect-size "$np" --requests 200 --max 66
 done
+# Yama's ptrace_scope 1 (Ubuntu's default): the probe lets any process of the user read this
+# one (PR_SET_PTRACER), and a rank whose single copy is on must keep that permission after
+# init, or its peers' reads fail. UCOLL_TEST_PTRACE_SCOPE=1 has the probe act as under scope 1
+# on this kernel without Yama; UCOLL_TEST_SHM_COUNTS reports the permission (ptracer_any) at
+# finalize. Single copy on: auto at 2 ranks, regions, a stated minimum; off: UCOLL_SHM=0 (no
+# probe at all) and 3 ranks on 2 CPUs under auto (none either)
+ptracer_kept() {
+    local name=$1 np=$2 envs=$3 want=$4 log got
+    run_job "$name" "$np" 120 "UCOLL_TEST_PTRACE_SCOPE=1 UCOLL_TEST_SHM_COUNTS=1 $envs" \
+        tests/mp/mp_test --expect-size "$np" --colls allreduce --counts 7 --combos int32-sum
+    log="$(job_log "$name")"
+    got=$(grep -oE 'ucoll: rank [0-9]+ shm .* ptracer_any [0-9]+' "$log" | awk '{ print $3, $NF }' |
+        sort | tr '\n' ' ')
+    if [ "$got" = "$want" ]; then
+        pass "$name: rank, ptracer_any: $got"
+    else
+        fail "$name: rank, ptracer_any: '$got' (want '$want')" "$log"
+    fi
+}
+if [ "$cpus" -ge 2 ]; then
+    ptracer_kept "mp_test np=2 ptrace_scope 1: auto keeps the permission" 2 "" "0 1 1 1 "
+fi
+ptracer_kept "mp_test np=2 ptrace_scope 1: regions keeps the permission" 2 \
+    "UCOLL_SINGLE_COPY_MIN=regions" "0 1 1 1 "
+ptracer_kept "mp_test np=2 ptrace_scope 1: a stated minimum keeps the permission" 2 \
+    "UCOLL_SINGLE_COPY_MIN=65536" "0 1 1 1 "
+ptracer_kept "mp_test np=2 ptrace_scope 1: UCOLL_SHM=0 asks for none" 2 "UCOLL_SHM=0" "0 0 1 0 "
+if [ "$cpus" -lt 3 ]; then
+    ptracer_kept "mp_test np=3 ptrace_scope 1 on $cpus CPUs: auto asks for none" 3 "" \
+        "0 0 1 0 2 0 "
+fi
 # cost_model_said NAME WHAT WANT PATTERN: rank 0 printed the cost model (UCOLL_PRINT_COST) in
 # launch NAME's log, with WANT lines matching the extended regex PATTERN (WHAT names them)
 cost_model_said() {

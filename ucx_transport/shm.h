@@ -88,6 +88,8 @@ size_t shm_set_single_copy(shm_chan_t *ch, size_t min_bytes);
 ucoll_status_t shm_single_copy_probe(char *why, size_t why_len);
 /* undoes what a successful probe allowed (single copy ended up off) */
 void shm_single_copy_unprobe(void);
+/* 1 while the probe's PR_SET_PTRACER_ANY holds */
+int shm_single_copy_ptracer_any(void);
 void shm_destroy(shm_chan_t *ch);
 
 /* as tp_isend / tp_irecv (op set up by the caller: peer, expected); the op may be done at

@@ -244,6 +244,11 @@ void tp_single_copy_unprobe(void)
     shm_single_copy_unprobe();
 }
 
+int tp_single_copy_ptracer_any(void)
+{
+    return shm_single_copy_ptracer_any();
+}
+
 /* the published blob: process id (8 bytes), machine identity hash (8), on-host segment
  * descriptor (4, -1: no channel), UCOLL_FAILURE_DETECTION (4: it decides which context a peer
  * is reached through, so a rank set otherwise is refused by name), then for each context a

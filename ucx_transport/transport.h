@@ -125,6 +125,8 @@ size_t tp_single_copy_min(const tp_ctx_t *tp);
 ucoll_status_t tp_single_copy_probe(char *why, size_t why_len);
 /* single copy ended up off: undoes what a successful probe allowed */
 void tp_single_copy_unprobe(void);
+/* 1 while the probe's permission for any process of the user to read this one holds (tests) */
+int tp_single_copy_ptracer_any(void);
 /* this process's on-host segment, made before tp_create; -1 if none */
 int tp_shm_segment(void);
 /* what to publish to the other ranks: process id, on-host segment, worker addresses */
