@@ -532,10 +532,26 @@ else
 fi
 # ...but at most 64 scratch chunks are regions (each holds a descriptor): 200 persistent bruck
 # allgathers held at once leave 66 region descriptors per process, the program's two included
+# and scratch given back is reused whether its chunk is a region or not: 3 rounds of 200
+# requests, each round's freed before the next, end with as many chunks as 1 round (the
+# UCOLL_TEST_SHM_COUNTS line's pool_chunks)
+pool_chunks() {
+    grep -oE 'ucoll: rank [0-9]+ shm .* pool_chunks [0-9]+' "$(job_log "$1")" |
+        awk '{ print $3, $NF }' | sort | tr '\n' ' '
+}
 for np in 2 3; do
-    run_job "pool_test np=$np regions: 200 persistent requests, at most 66 region descriptors" \
-        "$np" 300 "UCOLL_SINGLE_COPY_MIN=regions UCOLL_ALLGATHER_ALG=bruck" tests/mp/pool_test \
-        --expect-size "$np" --requests 200 --max 66
+    for rounds in 1 3; do
+        run_job "pool_test np=$np regions: $rounds x 200 persistent requests" "$np" 300 \
+            "UCOLL_SINGLE_COPY_MIN=regions UCOLL_ALLGATHER_ALG=bruck UCOLL_TEST_SHM_COUNTS=1" \
+            tests/mp/pool_test --expect-size "$np" --requests 200 --rounds "$rounds" --max 66
+    done
+    one=$(pool_chunks "pool_test np=$np regions: 1 x 200 persistent requests")
+    three=$(pool_chunks "pool_test np=$np regions: 3 x 200 persistent requests")
+    if [ -n "$one" ] && [ "$one" = "$three" ]; then
+        pass "pool_test np=$np regions: rank, pool chunks after 3 rounds as after 1: $three"
+    else
+        fail "pool_test np=$np regions: rank, pool chunks: after 1 round '$one', after 3 '$three'"
+    fi
 done
 # Yama's ptrace_scope 1 (Ubuntu's default): the probe lets any process of the user read this
 # one (PR_SET_PTRACER), and a rank whose single copy is on must keep that permission after

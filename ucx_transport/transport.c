@@ -1076,7 +1076,7 @@ void tp_pool_put(tp_ctx_t *tp, tp_chunk_t *chunk)
 {
     if (chunk == NULL)
         return;
-    if (tp->pool_regions && !chunk->in_region)
+    if (chunk->stale)
         return; /* still on all_chunks */
     unsigned k = size_class(chunk->size);
     chunk->next = tp->free_chunks[k];
@@ -1085,19 +1085,13 @@ void tp_pool_put(tp_ctx_t *tp, tp_chunk_t *chunk)
 
 void tp_pool_use_regions(tp_ctx_t *tp)
 {
+    if (tp->pool_regions)
+        return;
     tp->pool_regions = 1;
-    for (unsigned k = 0; k < TP_POOL_CLASSES; k++) {
-        tp_chunk_t *keep = NULL;
-        while (tp->free_chunks[k] != NULL) {
-            tp_chunk_t *c = tp->free_chunks[k];
-            tp->free_chunks[k] = c->next;
-            if (c->in_region) {
-                c->next = keep;
-                keep = c;
-            }
-        }
-        tp->free_chunks[k] = keep;
-    }
+    for (tp_chunk_t *c = tp->all_chunks; c != NULL; c = c->all_next)
+        c->stale = 1;
+    for (unsigned k = 0; k < TP_POOL_CLASSES; k++)
+        tp->free_chunks[k] = NULL;
 }
 
 ucoll_status_t tp_mem_map(tp_ctx_t *tp, void *addr, size_t len, void **memh)
@@ -1140,6 +1134,9 @@ void tp_get_stats(const tp_ctx_t *tp, tp_stats_t *stats)
     stats->copies_mapped = st.copies_mapped;
     stats->copies_lent = st.copies_lent;
     stats->offers_sent = st.offers_sent;
+    stats->pool_chunks = 0;
+    for (const tp_chunk_t *c = tp->all_chunks; c != NULL; c = c->all_next)
+        stats->pool_chunks++;
     stats->copies_written = st.copies_written;
     stats->writes_taken = st.writes_taken;
 }

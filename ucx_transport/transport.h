@@ -60,6 +60,7 @@ typedef struct tp_chunk {
     struct tp_chunk *next;     /* free list of its size class */
     struct tp_chunk *all_next; /* every chunk mapped, for tp_destroy */
     int in_region;             /* its memory is a region (shm_region.h), not malloc's */
+    int stale;                 /* taken before tp_pool_use_regions: not recycled */
 } tp_chunk_t;
 
 typedef enum { TP_YIELD_AUTO, TP_YIELD_ALWAYS, TP_YIELD_NEVER } tp_yield_mode_t;
@@ -192,8 +193,9 @@ tp_chunk_t *tp_pool_get(tp_ctx_t *tp, size_t size);
 void tp_pool_put(tp_ctx_t *tp, tp_chunk_t *chunk);
 /* from now on the pool's memory comes from regions, so that the host's peers read messages
  * sent from it in place as they read the caller's regions (UCOLL_SINGLE_COPY_MIN=regions);
- * chunks taken before are not recycled (they go at tp_destroy). A region holds a descriptor:
- * past TP_POOL_MAX_REGIONS chunks the pool's memory is malloc's again */
+ * chunks that exist already are not recycled (they go at tp_destroy). A region holds a
+ * descriptor: past TP_POOL_MAX_REGIONS chunks the pool's memory is malloc's again, and those
+ * chunks are recycled like any other */
 void tp_pool_use_regions(tp_ctx_t *tp);
 enum { TP_POOL_MAX_REGIONS = 64 };
 
@@ -216,6 +218,7 @@ typedef struct {
     unsigned long long copies_sent, copies_read, copies_mapped, copies_lent;
     unsigned long long offers_sent, copies_written, writes_taken; /* tp_irecv_offer's offers, and
                                                                    * messages written by them */
+    unsigned long long pool_chunks; /* scratch chunks allocated and registered, all alive */
 } tp_stats_t;
 void tp_get_stats(const tp_ctx_t *tp, tp_stats_t *stats);
 

@@ -3,12 +3,15 @@
  * (ucoll_mem_alloc's memory), each holding a file descriptor, but never more than a bounded
  * number of them, however many requests hold scratch at once: a library must not take a
  * process's descriptors.
- * N persistent allgathers (run it with UCOLL_ALLGATHER_ALG=bruck, whose every request keeps a
- * scratch buffer) from ucoll_mem_alloc buffers, all started, then all waited, results checked
- * exactly; then this process's descriptors that name a region ("ucoll-mem-" in the link of
- * /proc/self/fd/N) are counted, the program's own two included, and must be at most --max.
- * Usage: pool_test --expect-size P [--requests N (200)] [--count C int32 per rank (4096)]
- *        [--max M (66)]. Public API only. Prints "pool_test: ... verdict: PASS|FAIL".
+ * R rounds of: N persistent allgathers (run it with UCOLL_ALLGATHER_ALG=bruck, whose every
+ * request keeps a scratch buffer) from ucoll_mem_alloc buffers, all started, then all waited,
+ * results checked exactly; this process's descriptors that name a region ("ucoll-mem-" in the
+ * link of /proc/self/fd/N) counted, the program's own two included, at most --max; the
+ * requests freed (their scratch goes back to ucoll's pool, which later rounds must reuse: with
+ * UCOLL_TEST_SHM_COUNTS the finalize line's pool_chunks shows it).
+ * Usage: pool_test --expect-size P [--requests N (200)] [--rounds R (1)]
+ *        [--count C int32 per rank (4096)] [--max M (66)]. Public API only.
+ * Prints "pool_test: ... verdict: PASS|FAIL".
  */
 #include <ucoll.h>
 
@@ -50,20 +53,22 @@ static int region_descriptors(void)
 
 int main(int argc, char **argv)
 {
-    int expect = -1, nreq = 200, max = 66;
+    int expect = -1, nreq = 200, max = 66, rounds = 1;
     size_t count = 4096;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--expect-size") == 0 && i + 1 < argc)
             expect = atoi(argv[++i]);
         else if (strcmp(argv[i], "--requests") == 0 && i + 1 < argc)
             nreq = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
+            rounds = atoi(argv[++i]);
         else if (strcmp(argv[i], "--count") == 0 && i + 1 < argc)
             count = (size_t)atol(argv[++i]);
         else if (strcmp(argv[i], "--max") == 0 && i + 1 < argc)
             max = atoi(argv[++i]);
         else {
-            fprintf(stderr, "usage: pool_test --expect-size P [--requests N] [--count C] "
-                            "[--max M]\n");
+            fprintf(stderr, "usage: pool_test --expect-size P [--requests N] [--rounds R] "
+                            "[--count C] [--max M]\n");
             return 2;
         }
     }
@@ -83,45 +88,55 @@ int main(int argc, char **argv)
     if (ucoll_mem_alloc(count * sizeof(int32_t), (void **)&in) != UCOLL_OK ||
         ucoll_mem_alloc((size_t)nreq * p * count * sizeof(int32_t), (void **)&out) != UCOLL_OK) {
         printf("pool_test: ucoll_mem_alloc failed; verdict: FAIL\n");
+        ucoll_finalize(w); /* the others are not left waiting for this rank */
         return 1;
     }
     for (size_t i = 0; i < count; i++)
         in[i] = (int32_t)(rank * 1000003 + (int)i);
     ucoll_request_t **req = calloc((size_t)nreq, sizeof(*req));
-    if (req == NULL)
+    if (req == NULL) {
+        printf("pool_test: out of memory; verdict: FAIL\n");
+        ucoll_finalize(w);
         return 1;
-    for (int k = 0; k < nreq; k++) {
-        st = ucoll_allgather_init(w, in, out + (size_t)k * p * count, count, UCOLL_INT32, &req[k]);
-        if (st != UCOLL_OK) {
-            fail(rank, "ucoll_allgather_init", st);
-            req[k] = NULL;
+    }
+    int held = 0;
+    for (int round = 0; round < rounds; round++) {
+        /* a result left from the round before must not pass for this one */
+        memset(out, 0, (size_t)nreq * p * count * sizeof(int32_t));
+        for (int k = 0; k < nreq; k++) {
+            st = ucoll_allgather_init(w, in, out + (size_t)k * p * count, count, UCOLL_INT32,
+                                      &req[k]);
+            if (st != UCOLL_OK) {
+                fail(rank, "ucoll_allgather_init", st);
+                req[k] = NULL;
+            }
         }
+        for (int k = 0; k < nreq; k++)
+            if (req[k] != NULL && (st = ucoll_start(req[k])) != UCOLL_OK)
+                fail(rank, "ucoll_start", st);
+        for (int k = 0; k < nreq; k++)
+            if (req[k] != NULL && (st = ucoll_wait(req[k])) != UCOLL_OK)
+                fail(rank, "ucoll_wait", st);
+        long wrong = 0;
+        for (int k = 0; k < nreq; k++)
+            for (int r = 0; r < p; r++)
+                for (size_t i = 0; i < count; i++)
+                    wrong += out[((size_t)k * p + (size_t)r) * count + i] !=
+                             (int32_t)(r * 1000003 + (int)i);
+        if (wrong != 0) {
+            printf("FAIL rank %d: %ld wrong elements\n", rank, wrong);
+            failures++;
+        }
+        held = region_descriptors();
+        if (held < 0 || held > max) {
+            printf("FAIL rank %d: %d descriptors name regions with %d requests held (at most %d)\n",
+                   rank, held, nreq, max);
+            failures++;
+        }
+        for (int k = 0; k < nreq; k++)
+            if (req[k] != NULL)
+                ucoll_request_free(req[k]);
     }
-    for (int k = 0; k < nreq; k++)
-        if (req[k] != NULL && (st = ucoll_start(req[k])) != UCOLL_OK)
-            fail(rank, "ucoll_start", st);
-    for (int k = 0; k < nreq; k++)
-        if (req[k] != NULL && (st = ucoll_wait(req[k])) != UCOLL_OK)
-            fail(rank, "ucoll_wait", st);
-    long wrong = 0;
-    for (int k = 0; k < nreq; k++)
-        for (int r = 0; r < p; r++)
-            for (size_t i = 0; i < count; i++)
-                wrong +=
-                    out[((size_t)k * p + (size_t)r) * count + i] != (int32_t)(r * 1000003 + (int)i);
-    if (wrong != 0) {
-        printf("FAIL rank %d: %ld wrong elements\n", rank, wrong);
-        failures++;
-    }
-    const int held = region_descriptors();
-    if (held < 0 || held > max) {
-        printf("FAIL rank %d: %d descriptors name regions with %d requests held (at most %d)\n",
-               rank, held, nreq, max);
-        failures++;
-    }
-    for (int k = 0; k < nreq; k++)
-        if (req[k] != NULL)
-            ucoll_request_free(req[k]);
     free(req);
     ucoll_mem_free(in);
     ucoll_mem_free(out);
