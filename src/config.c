@@ -202,6 +202,12 @@ ucoll_status_t config_read(ucoll_config_t *cfg)
     } else if (sc_min != NULL && *sc_min != '\0' && strcmp(sc_min, "auto") != 0) {
         if (parse_bytes("UCOLL_SINGLE_COPY_MIN", sc_min, &cfg->single_copy_min) != 0)
             return UCOLL_ERR_INVALID_ARG;
+        /* the two largest sizes stand for auto and regions in agree_settings */
+        if ((uint64_t)cfg->single_copy_min >= UINT64_MAX - 1) {
+            fprintf(stderr, "ucoll: UCOLL_SINGLE_COPY_MIN=%s: too large (use 0 for off)\n",
+                    sc_min);
+            return UCOLL_ERR_INVALID_ARG;
+        }
         cfg->single_copy_auto = 0;
     }
     cfg->single_copy_max = cfg->single_copy_auto ? UCOLL_SINGLE_COPY_AUTO_MAX : 0;

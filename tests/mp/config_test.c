@@ -127,6 +127,9 @@ int main(void)
         {"UCOLL_PRINT_ALG", "yes"},
         {"UCOLL_SINGLE_COPY_MIN", "autox"},
         {"UCOLL_SINGLE_COPY_MIN", "regionsx"},
+        /* the agreement's words for auto and regions: no size can be meant by them */
+        {"UCOLL_SINGLE_COPY_MIN", "18446744073709551615"},
+        {"UCOLL_SINGLE_COPY_MIN", "18446744073709551614"},
         {"UCOLL_SINGLE_COPY_MIN", "Regions"},
         {"UCOLL_SINGLE_COPY_MIN", "-1"},
         {"UCOLL_SINGLE_COPY_MAX", "1M"},
