@@ -330,18 +330,25 @@ shm_used "shm counts np=2 UCOLL_FAILURE_DETECTION=ucx" 2 "UCOLL_FAILURE_DETECTIO
 # both out; never a key that no interface takes (UCX's "invalid configuration" warning)
 # mm_seg_applied NAME NP "VAR=VALUE ..." WANT: UCX applied the size WANT times in all. The
 # ranks run without the caller's UCX_TLS, segment sizes and log file, but for those in VARS.
+# Each rank's UCX log goes to a file of its own (UCX_LOG_FILE, %p its pid): the launcher's merge
+# of the ranks' output can cut one rank's line into another's (once, under load, it took the
+# start of an "apply" line).
 mm_seg_applied() {
-    local name=$1 np=$2 envs=$3 want=$4 log applied warned v
+    local name=$1 np=$2 envs=$3 want=$4 log applied warned v ucxdir
     local -a unset_args=()
     for v in UCX_TLS UCX_MM_SEG_SIZE UCX_POSIX_SEG_SIZE UCX_SYSV_SEG_SIZE UCX_XPMEM_SEG_SIZE \
         UCX_LOG_FILE; do
         case " $envs " in *" $v="*) ;; *) unset_args+=(-u "$v") ;; esac
     done
-    run_job "$name" "$np" 300 "UCX_LOG_LEVEL=debug $envs" env "${unset_args[@]}" \
-        tests/mp/mp_test "${MP_ALGS[@]}" --expect-size "$np" --colls allreduce,bcast --counts 7,5000
     log="$(job_log "$name")"
-    applied=$(grep -o 'apply UCT configuration MM_SEG_SIZE=20544' "$log" | grep -c .)
-    warned=$(grep -o 'invalid configuration' "$log" | grep -c .)
+    ucxdir="${log%.log}.ucx"
+    rm -rf "$ucxdir" && mkdir -p "$ucxdir"
+    run_job "$name" "$np" 300 "UCX_LOG_LEVEL=debug $envs" env "${unset_args[@]}" \
+        UCX_LOG_FILE="$ucxdir/%p.log" tests/mp/mp_test "${MP_ALGS[@]}" --expect-size "$np" \
+        --colls allreduce,bcast --counts 7,5000
+    applied=$(cat "$ucxdir"/*.log 2>/dev/null | grep -o 'apply UCT configuration MM_SEG_SIZE=20544' |
+        grep -c .)
+    warned=$(cat "$log" "$ucxdir"/*.log 2>/dev/null | grep -o 'invalid configuration' | grep -c .)
     if [ "$applied" = "$want" ] && [ "$warned" = 0 ]; then
         pass "$name: UCX applied the segment size $applied times, warned of no key"
     else
