@@ -128,13 +128,23 @@ static void abandon_round(ucoll_request_t *req);
 
 static ucoll_status_t finish(ucoll_request_t *req, ucoll_status_t status)
 {
+    tp_ctx_t *tp = req->comm->ctx->tp;
     if (req->posted)
         abandon_round(req);
     for (int k = 0; k < 2; k++)
         if (req->early_pc[k] != 0) { /* a later round's offered receive */
-            tp_abandon(req->comm->ctx->tp, tp_op_at(req->early_ops, (size_t)k));
+            tp_abandon(tp, tp_op_at(req->early_ops, (size_t)k));
             req->early_pc[k] = 0;
         }
+    /* a receive given up on a writer that had stopped inside its write: that writer may yet
+     * change a block of this call's scratch, which no later call may then have */
+    if (status != UCOLL_OK && tp_writes_outrun(tp) != req->writes_outrun) {
+        for (int b = 0; b < SCHED_NBUFS; b++) {
+            tp_pool_quarantine(tp, req->chunk[b]);
+            req->chunk[b] = NULL;
+        }
+        req->prepared = 0; /* a persistent request's next start takes new scratch */
+    }
     if (req->check != NULL && req->check->active)
         finish(req->check, status);
     req->status = status;
@@ -341,6 +351,7 @@ ucoll_status_t exec_start(ucoll_request_t *req)
     req->posted = 0;
     req->early_pc[0] = req->early_pc[1] = req->written_pc = 0;
     req->write_min = req->single_copy && !req->internal ? tp_single_copy_min(ctx->tp) : 0;
+    req->writes_outrun = tp_writes_outrun(ctx->tp);
     req->status = UCOLL_INPROGRESS;
     req->active = 1;
     credit_time_outside(ctx); /* before req joins: the time before its start is not its own */
@@ -663,6 +674,28 @@ static inline int may_write(const ucoll_request_t *req, size_t count)
 /* bytes reduced before their copy goes to the receiver's buffer: while they are in cache */
 enum { WRITE_BLOCK_BYTES = 16384 };
 
+/* UCOLL_TEST_WRITE_STALL_MS (tests): the first written block of this process waits that long
+ * between finding its receiver's claim standing and writing, as a writer stopped there would:
+ * a receiver that gave up meanwhile gets the block late */
+static void test_write_stall(void)
+{
+    static long stall_ms = -1; /* -1: not read yet, 0: none (or spent) */
+    if (__builtin_expect(stall_ms == 0, 1))
+        return;
+    if (stall_ms < 0) {
+        const char *v = getenv("UCOLL_TEST_WRITE_STALL_MS");
+        stall_ms = v != NULL ? atol(v) : 0;
+        if (stall_ms <= 0) {
+            stall_ms = 0;
+            return;
+        }
+    }
+    struct timespec ts = {stall_ms / 1000, (stall_ms % 1000) * 1000000L};
+    stall_ms = 0;
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
 /* the whole REDUCE red (reduce_part; xchg and lent_op, the lent receive whose bytes are
  * `lent`, may be NULL). Where the next round sends dst to a receiver that offered its buffer,
  * each block of dst is also written there as soon as it is reduced (until the receiver gives
@@ -687,8 +720,10 @@ static ucoll_status_t reduce_writing(ucoll_request_t *req, const sched_step_t *r
     for (size_t off = 0; off < count; off += block) {
         const size_t n = count - off < block ? count - off : block;
         reduce_part(req, red, xchg, lent, off, n);
-        if (claimed && (claimed = tp_write_claimed(tp, peer, handle)) != 0)
+        if (claimed && (claimed = tp_write_claimed(tp, peer, handle)) != 0) {
+            test_write_stall();
             memcpy(target + off * esz, dst + off * esz, n * esz);
+        }
     }
     ucoll_status_t st = lent_op != NULL ? tp_release(tp, lent_op) : UCOLL_OK;
     ucoll_status_t wst = tp_write_done(tp, peer, handle, st == UCOLL_OK && claimed);

@@ -168,6 +168,7 @@ struct ucoll_request {
      * written so (exec_start; 0: none may), so that a small REDUCE skips the search */
     tp_op_t *early_ops;
     size_t early_pc[2], written_pc, write_min;
+    unsigned long long writes_outrun; /* tp_writes_outrun at the start (finish) */
     void *buf[SCHED_NBUFS];
     void *memh[SCHED_NBUFS];
     tp_chunk_t *chunk[SCHED_NBUFS];

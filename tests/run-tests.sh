@@ -560,6 +560,28 @@ for np in 2 3; do
         fail "pool_test np=$np regions: rank, pool chunks: after 1 round '$one', after 3 '$three'"
     fi
 done
+# a receive given up while its writer, a live peer, still holds the claim on its offered scratch
+# (stopped inside the write for longer than the 2 s it is waited for): that scratch is never
+# handed out again. 4 ranks, a binomial reduce whose rank 2 writes into rank 0's scratch and
+# stalls 10 s there (UCOLL_TEST_WRITE_STALL_MS); rank 0 times out (UCOLL_TIMEOUT=3) and must
+# count one outrun write and one quarantined chunk, the other ranks none; without the stall
+# nobody counts any. A second reduce, on a copy of the world, is checked exactly.
+for stall in 0 10000; do
+    name="late_write_test np=4 regions: rank 2's write stalled ${stall} ms"
+    run_job "$name" 4 120 "UCOLL_SINGLE_COPY_MIN=regions UCOLL_REDUCE_ALG=binomial UCOLL_TIMEOUT=3 \
+UCOLL_TEST_SHM_COUNTS=1 UCOLL_TEST_WRITE_STALL_MS=$stall" tests/mp/late_write_test \
+        --expect-size 4 $([ "$stall" = 0 ] || echo --stalled)
+    got=$(grep -oE 'ucoll: rank [0-9]+ shm .* writes_outrun [0-9]+ quarantined [0-9]+' \
+        "$(job_log "$name")" | awk '{ print $3, $(NF - 2), $NF }' | sort | tr '\n' ' ')
+    want="0 1 1 1 0 0 2 0 0 3 0 0 "
+    [ "$stall" != 0 ] || want="0 0 0 1 0 0 2 0 0 3 0 0 "
+    if [ "$got" = "$want" ]; then
+        pass "$name: rank, outrun writes, quarantined chunks: $got"
+    else
+        fail "$name: rank, outrun writes, quarantined chunks: '$got' (want '$want')" \
+            "$(job_log "$name")"
+    fi
+done
 # Yama's ptrace_scope 1 (Ubuntu's default): the probe lets any process of the user read this
 # one (PR_SET_PTRACER), and a rank whose single copy is on must keep that permission after
 # init, or its peers' reads fail. UCOLL_TEST_PTRACE_SCOPE=1 has the probe act as under scope 1

@@ -1008,9 +1008,12 @@ static void offer_withdraw(shm_chan_t *ch, struct shm_peer *p, tp_op_t *op)
             w = atomic_load_explicit(cell, memory_order_acquire);
         }
     }
-    if (w == claimed)
+    if (w == claimed) {
+        /* a live writer past its last check may still write one block into op's buffer */
+        ch->stats.writes_outrun += !shm_process_gone(p->pid);
         atomic_compare_exchange_strong_explicit(cell, &w, cell_word(op->sc_gen, CELL_CANCELLED),
                                                 memory_order_acq_rel, memory_order_acquire);
+    }
     p->cells_used &= ~(UINT64_C(1) << op->sc_cell);
     ch->noffered--;
     op->offered = 0;

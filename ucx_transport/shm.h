@@ -151,6 +151,9 @@ typedef struct {
     unsigned long long offers_sent, offers_received; /* receivers' buffers offered */
     unsigned long long copies_written, writes_taken; /* messages written into offered buffers,
                                                       * as the sender and as the receiver */
+    /* offers withdrawn while a live writer still held its claim (it stopped for over 2 s): that
+     * writer may yet write a block into the offered buffer */
+    unsigned long long writes_outrun;
 } shm_stats_t;
 /* 1 if process pid no longer runs: gone, or a zombie not yet reaped by its parent */
 int shm_process_gone(long pid);

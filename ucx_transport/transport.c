@@ -89,6 +89,7 @@ struct tp_ctx {
     tp_chunk_t *free_chunks[TP_POOL_CLASSES]; /* class k holds chunks of 2^k bytes */
     tp_chunk_t *all_chunks;                   /* every chunk ever mapped (for destroy) */
     int pool_regions;                         /* tp_pool_use_regions */
+    unsigned long long pool_quarantined;      /* tp_pool_quarantine */
     unsigned pool_region_chunks;              /* chunks whose memory is a region */
     /* tp_event_fd: an epoll set of the workers' efds, the bounded-sleep timer and the kick
      * eventfd; -1 until first asked for (or if UCX gives no efd) */
@@ -1083,6 +1084,21 @@ void tp_pool_put(tp_ctx_t *tp, tp_chunk_t *chunk)
     tp->free_chunks[k] = chunk;
 }
 
+void tp_pool_quarantine(tp_ctx_t *tp, tp_chunk_t *chunk)
+{
+    if (chunk == NULL || chunk->stale)
+        return;
+    chunk->stale = 1; /* tp_pool_put drops it; all_chunks keeps it for tp_destroy */
+    tp->pool_quarantined++;
+}
+
+unsigned long long tp_writes_outrun(const tp_ctx_t *tp)
+{
+    shm_stats_t st;
+    shm_get_stats(tp->shm, &st);
+    return st.writes_outrun;
+}
+
 void tp_pool_use_regions(tp_ctx_t *tp)
 {
     if (tp->pool_regions)
@@ -1139,6 +1155,8 @@ void tp_get_stats(const tp_ctx_t *tp, tp_stats_t *stats)
         stats->pool_chunks++;
     stats->copies_written = st.copies_written;
     stats->writes_taken = st.writes_taken;
+    stats->writes_outrun = st.writes_outrun;
+    stats->pool_quarantined = tp->pool_quarantined;
 }
 
 /* ---------------------------------------------------------------------------------------------

@@ -198,6 +198,12 @@ void tp_pool_put(tp_ctx_t *tp, tp_chunk_t *chunk);
  * chunks are recycled like any other */
 void tp_pool_use_regions(tp_ctx_t *tp);
 enum { TP_POOL_MAX_REGIONS = 64 };
+/* chunk is never handed out again (it goes at tp_destroy): a peer may still write into it */
+void tp_pool_quarantine(tp_ctx_t *tp, tp_chunk_t *chunk);
+/* how many receives so far were given up while a live peer still held the right to write
+ * into their buffers (it had stopped for seconds): a rise during a failed call means that
+ * call's receive buffers may yet change under whoever uses them next */
+unsigned long long tp_writes_outrun(const tp_ctx_t *tp);
 
 /* memory the host's peers read in place (shm_region.h): 0 or an errno value; 0 or -1 if ptr
  * starts no region */
@@ -218,7 +224,9 @@ typedef struct {
     unsigned long long copies_sent, copies_read, copies_mapped, copies_lent;
     unsigned long long offers_sent, copies_written, writes_taken; /* tp_irecv_offer's offers, and
                                                                    * messages written by them */
-    unsigned long long pool_chunks; /* scratch chunks allocated and registered, all alive */
+    unsigned long long pool_chunks;      /* scratch chunks allocated and registered, all alive */
+    unsigned long long writes_outrun;    /* tp_writes_outrun */
+    unsigned long long pool_quarantined; /* chunks tp_pool_quarantine took out of use */
 } tp_stats_t;
 void tp_get_stats(const tp_ctx_t *tp, tp_stats_t *stats);
 
