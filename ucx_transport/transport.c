@@ -508,6 +508,15 @@ static ucp_context_h mem_context(const tp_ctx_t *tp)
 
 static void tp_event_close(tp_ctx_t *tp);
 
+/* a chunk's memory, a region's or malloc's */
+static void chunk_memory_free(tp_chunk_t *c)
+{
+    if (c->in_region)
+        shm_region_free(c->addr);
+    else
+        free(c->addr);
+}
+
 void tp_destroy(tp_ctx_t *tp)
 {
     if (tp == NULL)
@@ -543,10 +552,7 @@ void tp_destroy(tp_ctx_t *tp)
         tp->all_chunks = c->all_next;
         if (c->memh != NULL)
             ucp_mem_unmap(mem_context(tp), c->memh);
-        if (c->in_region)
-            shm_region_free(c->addr);
-        else
-            free(c->addr);
+        chunk_memory_free(c);
         free(c);
     }
     for (int c = 0; c < TP_NCTX; c++) {
@@ -1054,20 +1060,16 @@ tp_chunk_t *tp_pool_get(tp_ctx_t *tp, size_t size)
      * holds a descriptor, so only the first TP_POOL_MAX_REGIONS chunks are regions */
     c->in_region = tp->pool_regions && tp->pool_region_chunks < TP_POOL_MAX_REGIONS &&
                    shm_region_alloc(c->size, &c->addr) == 0;
-    tp->pool_region_chunks += (unsigned)c->in_region;
     if (!c->in_region && posix_memalign(&c->addr, 4096, c->size) != 0) {
         free(c);
         return NULL;
     }
     if (tp_mem_map(tp, c->addr, c->size, &c->memh) != UCOLL_OK) {
-        tp->pool_region_chunks -= (unsigned)c->in_region;
-        if (c->in_region)
-            shm_region_free(c->addr);
-        else
-            free(c->addr);
+        chunk_memory_free(c);
         free(c);
         return NULL;
     }
+    tp->pool_region_chunks += (unsigned)c->in_region;
     c->all_next = tp->all_chunks;
     tp->all_chunks = c;
     return c;
