@@ -373,22 +373,35 @@ mm_seg_applied "mm segment size np=2 UCX_TLS=^\\posix,\\sysv" 2 "UCX_TLS=^\\posi
 section "single copy on one host"
 # sc_reads_check NAME NP WANT: WANT "some": each of NP ranks reported copies_read > 0 in its
 # UCOLL_TEST_SHM_COUNTS line; "none": each reported 0 copies sent and read
-sc_reads_check() {
-    local name=$1 np=$2 want=$3 log reports lines bad
+# shm_field_check NAME NP WANT REGEX VALUE WHAT: each of the NP ranks of launch NAME printed
+# a UCOLL_TEST_SHM_COUNTS line, matched up to its end by REGEX, on which the awk expression
+# VALUE is non-zero (WANT "some") or zero (WANT "none"); WHAT says what VALUE counts
+shm_field_check() {
+    local name=$1 np=$2 want=$3 regex=$4 value=$5 what=$6 log reports lines bad
     log="$(job_log "$name")"
-    reports=$(grep -oE 'ucoll: rank [0-9]+ shm sent [0-9]+ received [0-9]+ unexpected [0-9]+ copies_sent [0-9]+ copies_read [0-9]+' "$log" |
-        awk '{ print $3, $12, $14 }' | sort -u)
+    reports=$(grep -oE "$regex" "$log" | awk "{ print \$3, ($value) != 0 }" | sort -u)
     lines=$(printf '%s' "$reports" | grep -c .)
     if [ "$want" = some ]; then
-        bad=$(printf '%s' "$reports" | awk '$3 == 0' | grep -c .)
+        bad=$(printf '%s' "$reports" | awk '$2 == 0' | grep -c .)
     else
-        bad=$(printf '%s' "$reports" | awk '$2 != 0 || $3 != 0' | grep -c .)
+        bad=$(printf '%s' "$reports" | awk '$2 != 0' | grep -c .)
     fi
     if [ "$lines" = "$np" ] && [ "$bad" = 0 ]; then
-        pass "$name: single-copy reads on every rank: $want"
+        pass "$name: $what on every rank: $want"
     else
-        fail "$name: $lines of $np ranks reported, $bad of them not '$want' single-copy reads" "$log"
+        fail "$name: $lines of $np ranks reported, $bad of them not '$want' $what" "$log"
     fi
+}
+# sc_reads_check NAME NP WANT: single-copy reads on every rank ("none": no descriptor sent
+# either)
+sc_reads_check() {
+    # shellcheck disable=SC2016  # awk's fields, not the shell's
+    local value='$14'
+    # shellcheck disable=SC2016
+    [ "$3" = some ] || value='$12 + $14'
+    shm_field_check "$1" "$2" "$3" \
+        'ucoll: rank [0-9]+ shm sent [0-9]+ received [0-9]+ unexpected [0-9]+ copies_sent [0-9]+ copies_read [0-9]+' \
+        "$value" "single-copy reads"
 }
 SC_COMBOS=(--big-combos "int32-sum,float64-sum,uint64-user-affine")
 mp "mp_test np=3 UCOLL_SINGLE_COPY_MIN=4097" 3 600 \
@@ -419,17 +432,9 @@ sc_reads_check "thread_test np=2 UCOLL_SINGLE_COPY_MIN=4097" 2 some
 # sc_pair_check NAME NP A B WHAT: each of the NP ranks of launch NAME reported non-zero
 # UCOLL_TEST_SHM_COUNTS fields A and B (adjacent on its line); WHAT says what that shows
 sc_pair_check() {
-    local name=$1 np=$2 a=$3 b=$4 what=$5 log reports lines bad
-    log="$(job_log "$name")"
-    reports=$(grep -oE "ucoll: rank [0-9]+ shm .* $a [0-9]+ $b [0-9]+" "$log" |
-        awk '{ print $3, $(NF - 2), $NF }' | sort -u)
-    lines=$(printf '%s' "$reports" | grep -c .)
-    bad=$(printf '%s' "$reports" | awk '$2 == 0 || $3 == 0' | grep -c .)
-    if [ "$lines" = "$np" ] && [ "$bad" = 0 ]; then
-        pass "$name: every rank $what"
-    else
-        fail "$name: $lines of $np ranks reported, $bad of them with $a or $b 0" "$log"
-    fi
+    # shellcheck disable=SC2016  # awk's fields, not the shell's
+    shm_field_check "$1" "$2" some "ucoll: rank [0-9]+ shm .* $3 [0-9]+ $4 [0-9]+" \
+        '$(NF - 2) != 0 && $NF != 0' "$3 and $4 ($5)"
 }
 sc_mapped_check() {
     sc_pair_check "$1" "$2" copies_mapped copies_lent \
@@ -477,24 +482,14 @@ done
 # sc_regions NAME NP WANT COLL ALG COUNT: mp_test --mem of one int32 COLL by ALG; WANT "some":
 # every rank read a peer's region, "none": no rank did (init's own messages come from scratch)
 sc_regions() {
-    local name=$1 np=$2 want=$3 coll=$4 alg=$5 count=$6 log reports lines bad
+    local name=$1 np=$2 want=$3 coll=$4 alg=$5 count=$6
     run_job "$name" "$np" 300 "UCOLL_SINGLE_COPY_MIN=regions UCOLL_TEST_SHM_COUNTS=1" \
         tests/mp/mp_test --expect-size "$np" --colls "$coll" --alg-list "$coll=$alg" \
         --combos int32-sum --counts "$count" --mem
-    log="$(job_log "$name")"
-    reports=$(grep -oE 'ucoll: rank [0-9]+ shm .* copies_mapped [0-9]+ copies_lent [0-9]+' "$log" |
-        awk '{ print $3, $(NF - 2) + $NF }' | sort -u)
-    lines=$(printf '%s' "$reports" | grep -c .)
-    if [ "$want" = some ]; then
-        bad=$(printf '%s' "$reports" | awk '$2 == 0' | grep -c .)
-    else
-        bad=$(printf '%s' "$reports" | awk '$2 != 0' | grep -c .)
-    fi
-    if [ "$lines" = "$np" ] && [ "$bad" = 0 ]; then
-        pass "$name: reads of peers' regions on every rank: $want"
-    else
-        fail "$name: $lines of $np ranks reported, $bad of them not '$want' region reads" "$log"
-    fi
+    # shellcheck disable=SC2016  # awk's fields, not the shell's
+    shm_field_check "$name" "$np" "$want" \
+        'ucoll: rank [0-9]+ shm .* copies_mapped [0-9]+ copies_lent [0-9]+' \
+        '$(NF - 2) + $NF' "reads of peers' regions"
 }
 cpus=$(nproc)
 want=none
