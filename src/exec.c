@@ -136,9 +136,10 @@ static ucoll_status_t finish(ucoll_request_t *req, ucoll_status_t status)
             tp_abandon(tp, tp_op_at(req->early_ops, (size_t)k));
             req->early_pc[k] = 0;
         }
-    /* a receive given up on a writer that had stopped inside its write: that writer may yet
-     * change a block of this call's scratch, which no later call may then have */
-    if (status != UCOLL_OK && tp_writes_outrun(tp) != req->writes_outrun) {
+    /* a receive given up on a writer that had stopped inside its write (here, or in another
+     * call of this process meanwhile): that writer may yet change a block of this call's
+     * scratch, which no later call may then have */
+    if (__builtin_expect(tp_writes_outrun(tp) != req->writes_outrun, 0)) {
         for (int b = 0; b < SCHED_NBUFS; b++) {
             tp_pool_quarantine(tp, req->chunk[b]);
             req->chunk[b] = NULL;

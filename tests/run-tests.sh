@@ -371,8 +371,6 @@ mm_seg_applied "mm segment size np=2 UCX_TLS=^\\posix,\\sysv" 2 "UCX_TLS=^\\posi
 # seccomp filter refuses process_vm_readv (tests/mp/no_cma): init turns single copy off on every
 # rank, rank 1 alone says why, once, and every rank reports no single copy at all.
 section "single copy on one host"
-# sc_reads_check NAME NP WANT: WANT "some": each of NP ranks reported copies_read > 0 in its
-# UCOLL_TEST_SHM_COUNTS line; "none": each reported 0 copies sent and read
 # shm_field_check NAME NP WANT REGEX VALUE WHAT: each of the NP ranks of launch NAME printed
 # a UCOLL_TEST_SHM_COUNTS line, matched up to its end by REGEX, on which the awk expression
 # VALUE is non-zero (WANT "some") or zero (WANT "none"); WHAT says what VALUE counts
@@ -392,8 +390,8 @@ shm_field_check() {
         fail "$name: $lines of $np ranks reported, $bad of them not '$want' $what" "$log"
     fi
 }
-# sc_reads_check NAME NP WANT: single-copy reads on every rank ("none": no descriptor sent
-# either)
+# sc_reads_check NAME NP WANT: WANT "some": each of NP ranks reported copies_read > 0 in its
+# UCOLL_TEST_SHM_COUNTS line; "none": each reported 0 copies sent and read
 sc_reads_check() {
     # shellcheck disable=SC2016  # awk's fields, not the shell's
     local value='$14'
@@ -557,26 +555,39 @@ for np in 2 3; do
 done
 # a receive given up while its writer, a live peer, still holds the claim on its offered scratch
 # (stopped inside the write for longer than the 2 s it is waited for): that scratch is never
-# handed out again. 4 ranks, a binomial reduce whose rank 2 writes into rank 0's scratch and
-# stalls 10 s there (UCOLL_TEST_WRITE_STALL_MS); rank 0 times out (UCOLL_TIMEOUT=3) and must
-# count one outrun write and one quarantined chunk, the other ranks none; without the stall
-# nobody counts any. A second reduce, on a copy of the world, is checked exactly.
+# handed out again. 4 ranks, a nonblocking binomial reduce whose rank 2 writes into rank 0's
+# scratch and stalls 10 s there (UCOLL_TEST_WRITE_STALL_MS); rank 0 times out (UCOLL_TIMEOUT=3)
+# and must count one outrun write and one quarantined chunk, the other ranks none; without the
+# stall nobody counts any. A second reduce (on a copy of the world, results checked) then needs
+# rank 0 scratch of the same size: with the stall, one chunk more than without.
+late_chunks=""
 for stall in 0 10000; do
     name="late_write_test np=4 regions: rank 2's write stalled ${stall} ms"
+    stalled=""
+    [ "$stall" = 0 ] || stalled=--stalled
     run_job "$name" 4 120 "UCOLL_SINGLE_COPY_MIN=regions UCOLL_REDUCE_ALG=binomial UCOLL_TIMEOUT=3 \
 UCOLL_TEST_SHM_COUNTS=1 UCOLL_TEST_WRITE_STALL_MS=$stall" tests/mp/late_write_test \
-        --expect-size 4 $([ "$stall" = 0 ] || echo --stalled)
-    got=$(grep -oE 'ucoll: rank [0-9]+ shm .* writes_outrun [0-9]+ quarantined [0-9]+' \
-        "$(job_log "$name")" | awk '{ print $3, $(NF - 2), $NF }' | sort | tr '\n' ' ')
+        --expect-size 4 ${stalled:+"$stalled"}
+    log="$(job_log "$name")"
+    got=$(grep -oE 'ucoll: rank [0-9]+ shm .* writes_outrun [0-9]+ quarantined [0-9]+' "$log" |
+        awk '{ print $3, $(NF - 2), $NF }' | sort | tr '\n' ' ')
     want="0 1 1 1 0 0 2 0 0 3 0 0 "
     [ "$stall" != 0 ] || want="0 0 0 1 0 0 2 0 0 3 0 0 "
     if [ "$got" = "$want" ]; then
         pass "$name: rank, outrun writes, quarantined chunks: $got"
     else
-        fail "$name: rank, outrun writes, quarantined chunks: '$got' (want '$want')" \
-            "$(job_log "$name")"
+        fail "$name: rank, outrun writes, quarantined chunks: '$got' (want '$want')" "$log"
     fi
+    late_chunks="$late_chunks $(grep -oE 'ucoll: rank 0 shm .* pool_chunks [0-9]+' "$log" |
+        awk '{ print $NF }' | head -n 1)"
 done
+read -r chunks_free chunks_stalled <<<"$late_chunks"
+name="late_write_test np=4 regions: rank 0's pool chunks without and with the stall"
+if [ -n "${chunks_stalled:-}" ] && [ "$chunks_stalled" = "$((chunks_free + 1))" ]; then
+    pass "$name:$late_chunks"
+else
+    fail "$name: '$late_chunks' (want one more with it)"
+fi
 # Yama's ptrace_scope 1 (Ubuntu's default): the probe lets any process of the user read this
 # one (PR_SET_PTRACER), and a rank whose single copy is on must keep that permission after
 # init, or its peers' reads fail. UCOLL_TEST_PTRACE_SCOPE=1 has the probe act as under scope 1

@@ -1343,6 +1343,11 @@ void shm_test_start_counts(shm_chan_t *ch, int peer, uint32_t start)
                               start + j - SHM_SLOTS + 1, memory_order_release);
 }
 
+unsigned long long shm_writes_outrun(const shm_chan_t *ch)
+{
+    return ch != NULL ? ch->stats.writes_outrun : 0;
+}
+
 void shm_get_stats(const shm_chan_t *ch, shm_stats_t *stats)
 {
     if (ch == NULL)

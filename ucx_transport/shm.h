@@ -158,5 +158,7 @@ typedef struct {
 /* 1 if process pid no longer runs: gone, or a zombie not yet reaped by its parent */
 int shm_process_gone(long pid);
 void shm_get_stats(const shm_chan_t *ch, shm_stats_t *stats);
+/* its writes_outrun alone (0 without a channel): read at every collective's start and end */
+unsigned long long shm_writes_outrun(const shm_chan_t *ch);
 
 #endif

@@ -1088,17 +1088,17 @@ void tp_pool_put(tp_ctx_t *tp, tp_chunk_t *chunk)
 
 void tp_pool_quarantine(tp_ctx_t *tp, tp_chunk_t *chunk)
 {
-    if (chunk == NULL || chunk->stale)
+    if (chunk == NULL || !chunk->in_region) {
+        tp_pool_put(tp, chunk);
         return;
+    }
     chunk->stale = 1; /* tp_pool_put drops it; all_chunks keeps it for tp_destroy */
     tp->pool_quarantined++;
 }
 
 unsigned long long tp_writes_outrun(const tp_ctx_t *tp)
 {
-    shm_stats_t st;
-    shm_get_stats(tp->shm, &st);
-    return st.writes_outrun;
+    return shm_writes_outrun(tp->shm);
 }
 
 void tp_pool_use_regions(tp_ctx_t *tp)

@@ -60,7 +60,7 @@ typedef struct tp_chunk {
     struct tp_chunk *next;     /* free list of its size class */
     struct tp_chunk *all_next; /* every chunk mapped, for tp_destroy */
     int in_region;             /* its memory is a region (shm_region.h), not malloc's */
-    int stale;                 /* taken before tp_pool_use_regions: not recycled */
+    int stale;                 /* taken before tp_pool_use_regions, or quarantined: not recycled */
 } tp_chunk_t;
 
 typedef enum { TP_YIELD_AUTO, TP_YIELD_ALWAYS, TP_YIELD_NEVER } tp_yield_mode_t;
@@ -198,11 +198,13 @@ void tp_pool_put(tp_ctx_t *tp, tp_chunk_t *chunk);
  * chunks are recycled like any other */
 void tp_pool_use_regions(tp_ctx_t *tp);
 enum { TP_POOL_MAX_REGIONS = 64 };
-/* chunk is never handed out again (it goes at tp_destroy): a peer may still write into it */
+/* a peer may still write into chunk: a region's chunk (the only memory a peer is offered) is
+ * never handed out again and goes at tp_destroy, not before, as an abandoned UCX send may
+ * still read it; any other goes back to the pool */
 void tp_pool_quarantine(tp_ctx_t *tp, tp_chunk_t *chunk);
 /* how many receives so far were given up while a live peer still held the right to write
- * into their buffers (it had stopped for seconds): a rise during a failed call means that
- * call's receive buffers may yet change under whoever uses them next */
+ * into their buffers (it had stopped for seconds): a rise during a call means that its
+ * receive buffers may yet change under whoever uses them next */
 unsigned long long tp_writes_outrun(const tp_ctx_t *tp);
 
 /* memory the host's peers read in place (shm_region.h): 0 or an errno value; 0 or -1 if ptr
@@ -226,7 +228,7 @@ typedef struct {
                                                                    * messages written by them */
     unsigned long long pool_chunks;      /* scratch chunks allocated and registered, all alive */
     unsigned long long writes_outrun;    /* tp_writes_outrun */
-    unsigned long long pool_quarantined; /* chunks tp_pool_quarantine took out of use */
+    unsigned long long pool_quarantined; /* region chunks tp_pool_quarantine kept from reuse */
 } tp_stats_t;
 void tp_get_stats(const tp_ctx_t *tp, tp_stats_t *stats);
 

@@ -7,14 +7,16 @@
  * UCOLL_REDUCE_ALG=binomial, UCOLL_TIMEOUT=3 and, for the stalled case,
  * UCOLL_TEST_WRITE_STALL_MS=10000. A binomial reduce to rank 0 of C int32 on the world: rank 2
  * reduces rank 3's vector into its own and writes the sum into rank 0's offered scratch (it
- * enters 600 ms late, after a progress pass, so that it has read rank 0's offer), where it
- * stalls. Every rank then waits, outside ucoll, until 15 s after the first reduce began (the
- * late block is written by then) and reduces again on a copy of the world split off before.
- * Results are checked exactly.
+ * enters 1.5 s late, after a progress pass, so that it has read rank 0's offer), where it
+ * stalls. The reduce is nonblocking, so that its scratch goes back to the pool when it ends.
+ * Every rank then waits, outside ucoll, until 15 s after the first reduce began (the late
+ * block is written by then) and reduces again on a copy of the world split off before, whose
+ * rank 0 needs scratch of the same size. Results are checked exactly.
  * --stalled: rank 0 must get UCOLL_ERR_TIMED_OUT from the first reduce, rank 1 UCOLL_OK
  * (ranks 2 and 3, whose messages were cut off, either); without: every rank UCOLL_OK. The
  * second reduce must succeed on every rank. With UCOLL_TEST_SHM_COUNTS the finalize line's
- * pool_chunks shows whether rank 0 took new scratch for it.
+ * pool_chunks shows whether rank 0 took new scratch for it (one more chunk than without the
+ * stall) or the first reduce's again.
  * Usage: late_write_test --expect-size 4 [--stalled] [--count C (65536)]. Public API only.
  * Prints "late_write_test rank R: first STATUS, second STATUS; verdict: PASS|FAIL".
  */
@@ -99,11 +101,18 @@ int main(int argc, char **argv)
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     if (rank == 2) { /* rank 0's offer is in rank 2's ring by then; a progress pass reads it */
-        sleep_ms(600);
+        sleep_ms(1500);
         ucoll_progress(w);
     }
     memset(out, 0, count * sizeof(int32_t));
-    const ucoll_status_t first = ucoll_reduce(w, in, out, count, UCOLL_INT32, UCOLL_OP_SUM, 0);
+    /* nonblocking: its scratch goes back to the pool when it ends (a blocking call's stays with
+     * the comm's cached request), where the second reduce would find it */
+    ucoll_request_t *req = NULL;
+    ucoll_status_t first = ucoll_ireduce(w, in, out, count, UCOLL_INT32, UCOLL_OP_SUM, 0, &req);
+    if (first == UCOLL_OK)
+        first = ucoll_wait(req);
+    if (req != NULL)
+        ucoll_request_free(req);
     if (!stalled || rank < 2)
         expect_status(rank, "the first reduce", first, !stalled || rank == 1);
     if (stalled && rank == 0 && first != UCOLL_ERR_TIMED_OUT) {
