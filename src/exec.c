@@ -140,11 +140,9 @@ static ucoll_status_t finish(ucoll_request_t *req, ucoll_status_t status)
      * call of this process meanwhile): that writer may yet change a block of this call's
      * scratch, which no later call may then have */
     if (__builtin_expect(tp_writes_outrun(tp) != req->writes_outrun, 0)) {
-        for (int b = 0; b < SCHED_NBUFS; b++) {
+        for (int b = 0; b < SCHED_NBUFS; b++)
             tp_pool_quarantine(tp, req->chunk[b]);
-            req->chunk[b] = NULL;
-        }
-        req->prepared = 0; /* a persistent request's next start takes new scratch */
+        exec_release_scratch(req); /* a persistent request's next start takes new scratch */
     }
     if (req->check != NULL && req->check->active)
         finish(req->check, status);

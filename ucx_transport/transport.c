@@ -1088,10 +1088,8 @@ void tp_pool_put(tp_ctx_t *tp, tp_chunk_t *chunk)
 
 void tp_pool_quarantine(tp_ctx_t *tp, tp_chunk_t *chunk)
 {
-    if (chunk == NULL || !chunk->in_region) {
-        tp_pool_put(tp, chunk);
+    if (chunk == NULL || !chunk->in_region || chunk->stale)
         return;
-    }
     chunk->stale = 1; /* tp_pool_put drops it; all_chunks keeps it for tp_destroy */
     tp->pool_quarantined++;
 }

@@ -199,8 +199,8 @@ void tp_pool_put(tp_ctx_t *tp, tp_chunk_t *chunk);
 void tp_pool_use_regions(tp_ctx_t *tp);
 enum { TP_POOL_MAX_REGIONS = 64 };
 /* a peer may still write into chunk: a region's chunk (the only memory a peer is offered) is
- * never handed out again and goes at tp_destroy, not before, as an abandoned UCX send may
- * still read it; any other goes back to the pool */
+ * marked so that tp_pool_put never hands it out again; it goes at tp_destroy, not before, as
+ * an abandoned UCX send may still read it. Any other chunk is left as it is */
 void tp_pool_quarantine(tp_ctx_t *tp, tp_chunk_t *chunk);
 /* how many receives so far were given up while a live peer still held the right to write
  * into their buffers (it had stopped for seconds): a rise during a call means that its
