@@ -18,7 +18,9 @@
 # Environment: UCC_PREFIX (default /tmp/ucc-install), UCC_SRC, NPS (default "2 3"),
 #              SIZES (default 64K,1M,16M), COLLS (default all five); UCOLL_* variables are
 #              passed to every rank; MEM_ALLOC=1: ucoll's buffers from ucoll_mem_alloc, with
-#              UCOLL_SINGLE_COPY_MIN=regions unless the shell sets it (see the README)
+#              UCOLL_SINGLE_COPY_MIN=regions unless the shell sets it (see the README);
+#              BARRIER=mpi: MPI_Barrier around every library's timed call, instead of each
+#              library's own (ucoll_vs_ucc -B; a diagnosis, not the targets' figures)
 set -euo pipefail
 
 srcdir=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,6 +31,7 @@ nps=${NPS:-"2 3"}
 sizes=${SIZES:-64K,1M,16M}
 colls=${COLLS:-allreduce,reduce,bcast,exscan,scan}
 mem_flag=""
+barrier=${BARRIER:-own}
 if [ "${MEM_ALLOC:-0}" != 0 ]; then
     mem_flag=-M
     export UCOLL_SINGLE_COPY_MIN=${UCOLL_SINGLE_COPY_MIN:-regions}
@@ -72,7 +75,7 @@ for np in $nps; do
         [ "$setting" = pml-ucx ] && mca=$ucx_mca
         # shellcheck disable=SC2086  # $mca and $fwd are lists of words
         setsid timeout -k 5 900 mpirun -x UCX_NET_DEVICES $fwd -np "$np" $mca "$bin" -s "$sizes" \
-            -c "$colls" -l "$setting" $mem_flag >>"$out" || {
+            -c "$colls" -l "$setting" $mem_flag -B "$barrier" >>"$out" || {
             echo "$0: np=$np $setting failed" >&2
             rm -f "$bin"
             exit 1
@@ -85,6 +88,8 @@ python3 - "$out" <<'PY'
 import collections, sys
 rows = collections.OrderedDict()
 memcpy = collections.defaultdict(list)  # np -> rank 0's memcpy GB/s, one per launch
+cold = collections.defaultdict(list)  # np -> the same from cold caches
+last_np = None
 for line in open(sys.argv[1]):
     line = line.strip()
     if line.startswith("label,"):
@@ -92,7 +97,13 @@ for line in open(sys.argv[1]):
     if line.startswith("# memcpy"):
         # "# memcpy B B: rank 0 alone T us (X GB/s), all N ranks at once T us (Y GB/s)"
         w = line.replace("(", " ").split()
-        memcpy[int(w[w.index("all") + 1])].append(float(w[w.index("alone") + 3]))
+        last_np = int(w[w.index("all") + 1])
+        memcpy[last_np].append(float(w[w.index("alone") + 3]))
+        continue
+    if line.startswith("# cold memcpy"):
+        # "# cold memcpy B B: rank 0 alone T us (X GB/s)", after its launch's "# memcpy" line
+        w = line.replace("(", " ").split()
+        cold[last_np].append(float(w[w.index("alone") + 3]))
         continue
     label, np_, coll, b, u, c, m = line.split(",")
     d = rows.setdefault((int(np_), coll, int(b)), {})
@@ -120,4 +131,8 @@ for np_, v in memcpy.items():
     gbs = big / min(ar["ucoll"]) * 1e-3
     print(f"np={np_}: allreduce of {big} B at {gbs:.2f} GB/s (L / time), memcpy of L on one core"
           f" {max(v):.2f} GB/s (the faster of {len(v)} launches): {100 * gbs / max(v):.0f} %")
+    if cold[np_]:
+        c = max(cold[np_])
+        print(f"np={np_}: the same memcpy with 64 MiB written before each copy (caches as the"
+              f" other libraries' calls leave them) {c:.2f} GB/s: {100 * gbs / c:.0f} %")
 PY

@@ -11,11 +11,16 @@
  * float32): a mismatch stops the run with exit 1.
  *
  * It also prints the memcpy bandwidth of the largest size: rank 0 alone before MPI_Init (the
- * others sleep), and every rank at once after it.
+ * others sleep), and every rank at once after it, each repeating one copy (warm caches); and
+ * rank 0 alone with 64 MiB written before each copy, as the other two libraries' calls leave
+ * the caches before a timed one.
  *
  * Usage: mpirun -np N ucoll_vs_ucc [-c allreduce,reduce,bcast,exscan,scan] [-s 64K,1M,16M]
- *                                  [-l LABEL] [-M]
+ *                                  [-l LABEL] [-M] [-B own|mpi]
  * -M: ucoll's buffers come from ucoll_mem_alloc (the others' from malloc, as always).
+ * -B mpi: MPI_Barrier around every library's timed call instead of the library's own barrier.
+ *    How the ranks leave a barrier decides when the next call's messages can start (on a host
+ *    with more ranks than CPUs, whose rank is off its CPU); this shows that part apart.
  * Output: CSV label,np,coll,bytes,ucoll_us,ucc_us,mpi_us then memcpy lines as comments.
  */
 #define _DEFAULT_SOURCE
@@ -143,9 +148,13 @@ static void quiet_barrier(void)
         usleep(20);
 }
 
+static int mpi_barrier_for_all; /* -B mpi */
+
 static void barrier(run_t *r, int lib)
 {
-    if (lib == LIB_UCOLL)
+    if (mpi_barrier_for_all)
+        MPI_Barrier(MPI_COMM_WORLD);
+    else if (lib == LIB_UCOLL)
         ucoll_barrier(r->uc);
     else if (lib == LIB_UCC)
         ucc_run(r, UCC_COLL_TYPE_BARRIER, NULL, NULL, 0);
@@ -239,17 +248,23 @@ static double median(double *t, int n)
     return t[n / 2];
 }
 
-/* median over iterations of the slowest rank's memcpy of `bytes` */
-static double memcpy_us(size_t bytes, int iters, int all_ranks)
+enum { COLD_BYTES = 64 << 20 }; /* written before each cold copy: more than this L3 holds */
+
+/* median over iterations of the slowest rank's memcpy of `bytes`; cold: COLD_BYTES written
+ * before each (untimed) */
+static double memcpy_us(size_t bytes, int iters, int all_ranks, int cold)
 {
     char *a = malloc(bytes), *b = malloc(bytes);
+    char *junk = cold ? malloc(COLD_BYTES) : NULL;
     double *t = malloc(sizeof(double) * (size_t)iters);
-    if (a == NULL || b == NULL || t == NULL)
+    if (a == NULL || b == NULL || t == NULL || (cold && junk == NULL))
         die("out of memory");
     memset(a, 1, bytes);
     memset(b, 2, bytes);
     memcpy(b, a, bytes);
     for (int i = 0; i < iters; i++) {
+        if (cold)
+            memset(junk, i, COLD_BYTES);
         if (all_ranks)
             MPI_Barrier(MPI_COMM_WORLD);
         const double t0 = now_us();
@@ -262,6 +277,7 @@ static double memcpy_us(size_t bytes, int iters, int all_ranks)
     const double m = median(t, iters);
     free(a);
     free(b);
+    free(junk);
     free(t);
     return m;
 }
@@ -282,9 +298,14 @@ int main(int argc, char **argv)
     const char *colls = "allreduce,reduce,bcast,exscan,scan", *sizes = "64K,1M,16M", *label = "";
     int opt;
     int mem_alloc = 0;
-    while ((opt = getopt(argc, argv, "c:s:l:M")) != -1) {
+    while ((opt = getopt(argc, argv, "c:s:l:MB:")) != -1) {
         if (opt == 'M')
             mem_alloc = 1;
+        else if (opt == 'B' && strcmp(optarg, "mpi") != 0 && strcmp(optarg, "own") != 0) {
+            fprintf(stderr, "ucoll_vs_ucc: -B %s: use own or mpi\n", optarg);
+            return 2;
+        } else if (opt == 'B')
+            mpi_barrier_for_all = strcmp(optarg, "mpi") == 0;
         else if (opt == 'c')
             colls = optarg;
         else if (opt == 's')
@@ -305,10 +326,11 @@ int main(int argc, char **argv)
 
     /* rank 0's memcpy alone, before any library polls a core */
     const char *lr = getenv("OMPI_COMM_WORLD_RANK");
-    double alone_us = 0;
-    if (lr == NULL || atoi(lr) == 0)
-        alone_us = memcpy_us(biggest, 30, 0);
-    else
+    double alone_us = 0, cold_us = 0;
+    if (lr == NULL || atoi(lr) == 0) {
+        alone_us = memcpy_us(biggest, 30, 0, 0);
+        cold_us = memcpy_us(biggest, 30, 0, 1);
+    } else
         sleep(2);
 
     run_t r;
@@ -319,7 +341,7 @@ int main(int argc, char **argv)
     if (ucoll_init(&r.uc) != UCOLL_OK)
         die("ucoll_init failed");
     ucc_start(&r);
-    const double together_us = memcpy_us(biggest, 30, 1);
+    const double together_us = memcpy_us(biggest, 30, 1, 0);
 
     const size_t n_max = biggest / sizeof(float);
     for (int l = 0; l < NLIBS; l++) {
@@ -405,6 +427,9 @@ int main(int argc, char **argv)
                "(%.2f GB/s)\n",
                biggest, alone_us, biggest / alone_us * 1e-3, r.size, together_us,
                biggest / together_us * 1e-3);
+    if (r.rank == 0)
+        printf("# cold memcpy %zu B: rank 0 alone %.1f us (%.2f GB/s)\n", biggest, cold_us,
+               biggest / cold_us * 1e-3);
     while (ucc_team_destroy(r.team) == UCC_INPROGRESS)
         ucc_context_progress(r.ctx);
     ucoll_finalize(r.uc);
