@@ -89,21 +89,17 @@ import collections, sys
 rows = collections.OrderedDict()
 memcpy = collections.defaultdict(list)  # np -> rank 0's memcpy GB/s, one per launch
 cold = collections.defaultdict(list)  # np -> the same from cold caches
-last_np = None
 for line in open(sys.argv[1]):
     line = line.strip()
     if line.startswith("label,"):
         continue
     if line.startswith("# memcpy"):
-        # "# memcpy B B: rank 0 alone T us (X GB/s), all N ranks at once T us (Y GB/s)"
+        # "# memcpy B B: rank 0 alone T us (X GB/s), all N ranks at once T us (Y GB/s),
+        # rank 0 cold T us (Z GB/s)"
         w = line.replace("(", " ").split()
-        last_np = int(w[w.index("all") + 1])
-        memcpy[last_np].append(float(w[w.index("alone") + 3]))
-        continue
-    if line.startswith("# cold memcpy"):
-        # "# cold memcpy B B: rank 0 alone T us (X GB/s)", after its launch's "# memcpy" line
-        w = line.replace("(", " ").split()
-        cold[last_np].append(float(w[w.index("alone") + 3]))
+        np_ = int(w[w.index("all") + 1])
+        memcpy[np_].append(float(w[w.index("alone") + 3]))
+        cold[np_].append(float(w[w.index("cold") + 3]))
         continue
     label, np_, coll, b, u, c, m = line.split(",")
     d = rows.setdefault((int(np_), coll, int(b)), {})
@@ -131,8 +127,7 @@ for np_, v in memcpy.items():
     gbs = big / min(ar["ucoll"]) * 1e-3
     print(f"np={np_}: allreduce of {big} B at {gbs:.2f} GB/s (L / time), memcpy of L on one core"
           f" {max(v):.2f} GB/s (the faster of {len(v)} launches): {100 * gbs / max(v):.0f} %")
-    if cold[np_]:
-        c = max(cold[np_])
-        print(f"np={np_}: the same memcpy with 64 MiB written before each copy (caches as the"
-              f" other libraries' calls leave them) {c:.2f} GB/s: {100 * gbs / c:.0f} %")
+    c = max(cold[np_])
+    print(f"np={np_}: the same memcpy with 64 MiB written before each copy (caches as the"
+          f" other libraries' calls leave them) {c:.2f} GB/s: {100 * gbs / c:.0f} %")
 PY

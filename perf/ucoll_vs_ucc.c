@@ -301,12 +301,13 @@ int main(int argc, char **argv)
     while ((opt = getopt(argc, argv, "c:s:l:MB:")) != -1) {
         if (opt == 'M')
             mem_alloc = 1;
-        else if (opt == 'B' && strcmp(optarg, "mpi") != 0 && strcmp(optarg, "own") != 0) {
-            fprintf(stderr, "ucoll_vs_ucc: -B %s: use own or mpi\n", optarg);
-            return 2;
-        } else if (opt == 'B')
+        else if (opt == 'B') {
             mpi_barrier_for_all = strcmp(optarg, "mpi") == 0;
-        else if (opt == 'c')
+            if (!mpi_barrier_for_all && strcmp(optarg, "own") != 0) {
+                fprintf(stderr, "ucoll_vs_ucc: -B %s: use own or mpi\n", optarg);
+                return 2;
+            }
+        } else if (opt == 'c')
             colls = optarg;
         else if (opt == 's')
             sizes = optarg;
@@ -424,12 +425,9 @@ int main(int argc, char **argv)
     }
     if (r.rank == 0)
         printf("# memcpy %zu B: rank 0 alone %.1f us (%.2f GB/s), all %d ranks at once %.1f us "
-               "(%.2f GB/s)\n",
+               "(%.2f GB/s), rank 0 cold %.1f us (%.2f GB/s)\n",
                biggest, alone_us, biggest / alone_us * 1e-3, r.size, together_us,
-               biggest / together_us * 1e-3);
-    if (r.rank == 0)
-        printf("# cold memcpy %zu B: rank 0 alone %.1f us (%.2f GB/s)\n", biggest, cold_us,
-               biggest / cold_us * 1e-3);
+               biggest / together_us * 1e-3, cold_us, biggest / cold_us * 1e-3);
     while (ucc_team_destroy(r.team) == UCC_INPROGRESS)
         ucc_context_progress(r.ctx);
     ucoll_finalize(r.uc);
