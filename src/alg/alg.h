@@ -70,6 +70,14 @@ int scan_pipeline_build(sched_t *s, const sched_args_t *a);
 int pipeline_segments(const sched_args_t *a);
 /* segment j of k of buffer buf: count elements in k parts, the first count % k one longer */
 sched_region_t pipeline_segment(int buf, size_t count, int k, int j);
+/* the chain root -> root + 1 -> ... (mod p) in pipeline_segments(a) segments: the rank v places
+ * after root sends segment t - v of send_buf to the next and receives segment t - v + 1 into
+ * recv_buf from the one before in round t, then combines the received segment j (none when
+ * dst < 0): dst[j] <- src[j] (+) dst[j] */
+int pipeline_chain(sched_t *s, const sched_args_t *a, int root, int send_buf, int recv_buf, int src,
+                   int dst);
+/* bcast down that chain (bcast_pipeline.c): param = k segments, 0 = chosen from the vector */
+int bcast_pipeline_build(sched_t *s, const sched_args_t *a);
 /* the pipelined in-order binary tree (scan_tree.c): param = k segments, 0 = from the vector */
 int exscan_tree_build(sched_t *s, const sched_args_t *a);
 int scan_tree_build(sched_t *s, const sched_args_t *a);

@@ -83,7 +83,8 @@ int sched_figures(const alg_desc_t *alg, int param, int p, size_t count, size_t 
             pc[r]++;
         }
     }
-    if (alg->build == exscan_pipeline_build || alg->build == scan_pipeline_build) {
+    if (alg->build == exscan_pipeline_build || alg->build == scan_pipeline_build ||
+        alg->build == bcast_pipeline_build) {
         const sched_args_t a = {.size = p, .count = count, .elem_size = elem_size, .param = param};
         fig->segments = (unsigned)pipeline_segments(&a);
     }
@@ -536,7 +537,8 @@ const char *cost_select(ucoll_coll_t coll, int p, size_t bytes, int commutative,
 unsigned cost_rounds_bound(const alg_desc_t *alg, int param, int p)
 {
     sched_figures_t fig;
-    if (alg->build == exscan_pipeline_build || alg->build == scan_pipeline_build) {
+    if (alg->build == exscan_pipeline_build || alg->build == scan_pipeline_build ||
+        alg->build == bcast_pipeline_build) {
         /* p + k' - 2 rounds with k' <= k; plain `pipeline` runs with a k of cost_pipeline_k */
         const int k = param >= 1 ? param : cost_pipeline_k_max(p);
         return p >= 2 ? (unsigned)(p + k - 2) : 0;

@@ -270,6 +270,10 @@ const char *const *cost_vector_candidates(ucoll_coll_t coll, size_t *n);
  * within COST_MAX_ROUNDS, by cost_vector_predict_us; ties to the earlier */
 const char *cost_auto_vector(ucoll_coll_t coll, int p, size_t count, size_t elem_size,
                              int commutative, const cost_params_t *cost);
+/* the same without the segmented candidates (ALG_PARAM_OPTIONAL: pipeline), for a phase that
+ * runs its algorithm without a parameter (the node-aware forms' local bcast) */
+const char *cost_auto_vector_whole(ucoll_coll_t coll, int p, size_t count, size_t elem_size,
+                                   int commutative, const cost_params_t *cost);
 
 /* auto's choice for one call, the same on every rank given the same inputs: the algorithm's
  * name for coll on p processes, a vector of `bytes` (block collectives: one block's bytes; for

@@ -62,8 +62,9 @@ int cost_node_aware_plan(ucoll_coll_t coll, const sched_hosts_t *H, size_t count
     }
     if (coll != UCOLL_COLL_REDUCE && coll != UCOLL_COLL_BARRIER) {
         const size_t whole = coll == UCOLL_COLL_ALLGATHER ? lcount * (size_t)H->size : lcount;
-        plan->local_bcast =
-            model_pick(UCOLL_COLL_BCAST, n, whole, elem_size, 1, cost, rmin, amin, &unused);
+        /* the local phases run their builder without a parameter: no pipeline */
+        const char *name = cost_auto_vector_whole(UCOLL_COLL_BCAST, n, whole, elem_size, 1, cost);
+        plan->local_bcast = name != NULL ? alg_lookup(UCOLL_COLL_BCAST, name, &unused) : NULL;
         if (plan->local_bcast == NULL)
             return -1;
     }

@@ -24,6 +24,7 @@
  *   allreduce ring         2 (p-1) rounds, 2 (p-1)/p m, (+) (p-1)/p m; non-commutative
  *                          (two-part messages): (3p - 4)/p m, (+) m (p >= 3; 1/2 m at p = 2)
  *   bcast binomial         q rounds, q m;  scatter-allgather 2q rounds, 2 (p-1)/p m
+ *   bcast pipeline:K       as scan pipeline:K without (+): p + k' - 2 rounds of one segment
  *   scan linear            p - 1 rounds, (p - 1) m, (+) m
  *   scan doubling          q rounds, q m, (+) q m (rank p - 1 receives every round)
  *   scan recursive-doubling
@@ -119,9 +120,9 @@ int cost_vector_figures_param(const alg_desc_t *alg, int param, int p, size_t co
         b != allreduce_recursive_doubling_build && b != allreduce_rhrd_build &&
         b != allreduce_rhrd_classic_build && b != allreduce_rs_ag_build &&
         b != allreduce_ring_build && b != bcast_binomial_build &&
-        b != bcast_scatter_allgather_build && b != scan_linear_build && b != scan_doubling_build &&
-        b != scan_recursive_doubling_build && b != scan_pipeline_build && b != scan_tree_build &&
-        b != barrier_dissemination_build)
+        b != bcast_scatter_allgather_build && b != bcast_pipeline_build && b != scan_linear_build &&
+        b != scan_doubling_build && b != scan_recursive_doubling_build &&
+        b != scan_pipeline_build && b != scan_tree_build && b != barrier_dissemination_build)
         return -1;
     if (p == 1)
         return 0;
@@ -137,15 +138,17 @@ int cost_vector_figures_param(const alg_desc_t *alg, int param, int p, size_t co
         set_local(f, tf.copies, tf.msgs);
         return 0;
     }
-    if (b == scan_pipeline_build) {
+    if (b == scan_pipeline_build || b == bcast_pipeline_build) {
         const sched_args_t a = {.size = p, .count = count, .elem_size = 1, .param = param};
         const uint64_t k = (uint64_t)pipeline_segments(&a);
-        set(f, (unsigned)(P + k - 2), k, P + k - 2, k);
-        f->path = P + k - 2;
+        const int scan = b == scan_pipeline_build;
+        set(f, (unsigned)(P + k - 2), k, P + k - 2, scan ? k : 0);
+        f->path = scan ? P + k - 2 : 0;
         /* ranks 1..p-2 send segment j while receiving j + 1 in rounds 1..p+k-4 */
         if (P >= 3 && k >= 2)
             f->cpu_volume = 2 * (P + k - 3);
-        set_local(f, k, k < P - 1 ? k : P - 1); /* a message per segment in flight */
+        /* a message per segment in flight; scan's (+) of V is a copy's worth of work */
+        set_local(f, scan ? k : 0, k < P - 1 ? k : P - 1);
         return 0;
     }
     /* the most messages of one round: a fold's or a core's widest round max(N, 2 (p - N)),
@@ -251,7 +254,7 @@ double cost_vector_predict_us(const vector_figures_t *f, size_t count, size_t el
 static const char *const reduce_candidates[] = {"binomial", "rhrd", "rhrd-classic"};
 static const char *const allreduce_candidates[] = {"recursive-doubling", "rhrd", "rhrd-classic",
                                                    "rs-ag", "ring"};
-static const char *const bcast_candidates[] = {"binomial", "scatter-allgather"};
+static const char *const bcast_candidates[] = {"binomial", "scatter-allgather", "pipeline"};
 static const char *const scan_candidates[] = {"doubling", "recursive-doubling", "linear",
                                               "pipeline", "tree"};
 static const char *const barrier_candidates[] = {"dissemination"};
@@ -281,8 +284,8 @@ const char *const *cost_vector_candidates(ucoll_coll_t coll, size_t *n)
 #undef CANDIDATES
 }
 
-const char *cost_auto_vector(ucoll_coll_t coll, int p, size_t count, size_t elem_size,
-                             int commutative, const cost_params_t *cost)
+static const char *auto_vector(ucoll_coll_t coll, int p, size_t count, size_t elem_size,
+                               int commutative, const cost_params_t *cost, int segmented)
 {
     size_t n;
     const char *const *names = cost_vector_candidates(coll, &n);
@@ -296,6 +299,8 @@ const char *cost_auto_vector(ucoll_coll_t coll, int p, size_t count, size_t elem
         if (!commutative && cost_reduces(coll) && !(alg->flags & ALG_ORDER_PRESERVING))
             continue;
         if ((alg->flags & ALG_POWER_OF_TWO) && (p & (p - 1)) != 0)
+            continue;
+        if (!segmented && (alg->flags & ALG_PARAM_OPTIONAL))
             continue;
         /* pipeline: with the k the library will run it with for this vector */
         param = cost_resolve_param(alg, param, p, count, elem_size, cost);
@@ -315,4 +320,16 @@ const char *cost_auto_vector(ucoll_coll_t coll, int p, size_t count, size_t elem
         }
     }
     return best;
+}
+
+const char *cost_auto_vector(ucoll_coll_t coll, int p, size_t count, size_t elem_size,
+                             int commutative, const cost_params_t *cost)
+{
+    return auto_vector(coll, p, count, elem_size, commutative, cost, 1);
+}
+
+const char *cost_auto_vector_whole(ucoll_coll_t coll, int p, size_t count, size_t elem_size,
+                                   int commutative, const cost_params_t *cost)
+{
+    return auto_vector(coll, p, count, elem_size, commutative, cost, 0);
 }

@@ -83,6 +83,9 @@ static const alg_desc_t bcast_algs[] = {
      "binomial tree: ceil(log2 p) rounds"},
     {UCOLL_COLL_BCAST, "scatter-allgather", bcast_scatter_allgather_build, 0, ALG_ORDER_PRESERVING,
      "binomial scatter of p blocks + Bruck allgather: 2q rounds, 2(p-1)/p m bytes"},
+    {UCOLL_COLL_BCAST, "pipeline", bcast_pipeline_build, 0,
+     ALG_ORDER_PRESERVING | ALG_PARAM_OPTIONAL,
+     "chain from the root in k segments (pipeline:K, or k from the model): p+k-2 rounds of m/k"},
 };
 
 static const alg_desc_t barrier_algs[] = {

@@ -52,18 +52,16 @@ sched_region_t pipeline_segment(int buf, size_t count, int k, int j)
     return sched_region(buf, uj * base + (uj < extra ? uj : extra), base + (uj < extra));
 }
 
-/* the chain, shared by both: rank r sends segment t - r of `send_buf` to r + 1 and receives
- * segment t - r + 1 into `recv_buf` from r - 1 in round t, then combines the received segment
- * j (none when dst < 0): dst[j] <- src[j] (+) dst[j] */
-static int chain(sched_t *s, const sched_args_t *a, int send_buf, int recv_buf, int src, int dst)
+int pipeline_chain(sched_t *s, const sched_args_t *a, int root, int send_buf, int recv_buf, int src,
+                   int dst)
 {
-    const int r = a->rank, p = a->size, k = pipeline_segments(a);
+    const int p = a->size, r = (a->rank - root + p) % p, k = pipeline_segments(a);
     const size_t n = a->count;
     const int first = r >= 1 ? r - 1 : 0, last = r + 1 < p ? r + k - 1 : r + k - 2;
     for (int t = first; t <= last; t++) {
         const int js = t - r, jr = t - r + 1;
-        const int to = (r + 1 < p && js >= 0 && js < k) ? r + 1 : -1;
-        const int from = (r >= 1 && jr >= 0 && jr < k) ? r - 1 : -1;
+        const int to = (r + 1 < p && js >= 0 && js < k) ? (r + 1 + root) % p : -1;
+        const int from = (r >= 1 && jr >= 0 && jr < k) ? (r - 1 + root) % p : -1;
         const sched_region_t none = sched_region(send_buf, 0, 0);
         sched_xchg(s, (uint32_t)t, to, to >= 0 ? pipeline_segment(send_buf, n, k, js) : none, from,
                    from >= 0 ? pipeline_segment(recv_buf, n, k, jr) : none);
@@ -79,24 +77,24 @@ int exscan_pipeline_build(sched_t *s, const sched_args_t *a)
     if (p < 2)
         return 0;
     if (r == 0)
-        return chain(s, a, SCHED_BUF_IN, SCHED_BUF_OUT, -1, -1);
+        return pipeline_chain(s, a, 0, SCHED_BUF_IN, SCHED_BUF_OUT, -1, -1);
     if (r == p - 1)
-        return chain(s, a, SCHED_BUF_OUT, SCHED_BUF_OUT, -1, -1);
+        return pipeline_chain(s, a, 0, SCHED_BUF_OUT, SCHED_BUF_OUT, -1, -1);
     sched_copy(s, SCHED_WHOLE(SCHED_BUF_IN, a), SCHED_WHOLE(SCHED_BUF_TMP, a));
-    return chain(s, a, SCHED_BUF_TMP, SCHED_BUF_OUT, SCHED_BUF_OUT, SCHED_BUF_TMP);
+    return pipeline_chain(s, a, 0, SCHED_BUF_TMP, SCHED_BUF_OUT, SCHED_BUF_OUT, SCHED_BUF_TMP);
 }
 
 int scan_pipeline_build(sched_t *s, const sched_args_t *a)
 {
     const sched_region_t V = SCHED_WHOLE(SCHED_BUF_IN, a), I = SCHED_WHOLE(SCHED_BUF_OUT, a);
     if (a->size < 2 || a->rank == 0) { /* I_0 = V_0: sent from IN, copied once it is sent */
-        if (a->size >= 2 && chain(s, a, SCHED_BUF_IN, SCHED_BUF_TMP, -1, -1) != 0)
+        if (a->size >= 2 && pipeline_chain(s, a, 0, SCHED_BUF_IN, SCHED_BUF_TMP, -1, -1) != 0)
             return -1;
         sched_copy(s, V, I);
         return s->failed ? -1 : 0;
     }
     if (a->commutative) /* segments land in OUT, V added there: no copy of V */
-        return chain(s, a, SCHED_BUF_OUT, SCHED_BUF_OUT, SCHED_BUF_IN, SCHED_BUF_OUT);
+        return pipeline_chain(s, a, 0, SCHED_BUF_OUT, SCHED_BUF_OUT, SCHED_BUF_IN, SCHED_BUF_OUT);
     sched_copy(s, V, I);
-    return chain(s, a, SCHED_BUF_OUT, SCHED_BUF_TMP, SCHED_BUF_TMP, SCHED_BUF_OUT);
+    return pipeline_chain(s, a, 0, SCHED_BUF_OUT, SCHED_BUF_TMP, SCHED_BUF_TMP, SCHED_BUF_OUT);
 }

@@ -497,9 +497,15 @@ START_TEST(test_auto_choices)
     ck_assert_str_eq(pick(UCOLL_COLL_REDUCE, 5, M16, 1, 1), "rhrd");
     ck_assert_str_eq(pick(UCOLL_COLL_REDUCE, 5, M16, 1, 0), "binomial");
     ck_assert_str_eq(pick(UCOLL_COLL_REDUCE, 5, 8, 1, 1), "binomial");
-    /* bcast p = 5: scatter-allgather 6 rounds, 8/5 L against binomial's 3, 3 L */
-    ck_assert_str_eq(pick(UCOLL_COLL_BCAST, 5, M16, 1, 1), "scatter-allgather");
+    /* bcast p = 5: scatter-allgather 6 rounds, 8/5 L (6 + 2684 us) against binomial's 3, 3 L;
+     * the pipeline's k = 71 (sqrt(3 * 1677.7) = 70.9): 74 rounds of L/71, 74 * (1 + 23.6) =
+     * 1823 us; 8 bytes: k = 1, the chain's 4 rounds against binomial's 3 */
+    ck_assert_str_eq(pick(UCOLL_COLL_BCAST, 5, M16, 1, 1), "pipeline");
     ck_assert_str_eq(pick(UCOLL_COLL_BCAST, 5, 8, 1, 1), "binomial");
+    /* p = 64: k = 193 (the tag's 255 rounds), 255 * (1 + 8.7) = 2471 us against
+     * scatter-allgather's 12 + 2 (63/64) L = 3315; p = 250: k = 7, 255 * (1 + 240) */
+    ck_assert_str_eq(pick(UCOLL_COLL_BCAST, 64, M16, 1, 1), "pipeline");
+    ck_assert_str_eq(pick(UCOLL_COLL_BCAST, 250, M16, 1, 1), "scatter-allgather");
     /* scan p = 8, 1 KiB: doubling 3 (+) on the path against recursive-doubling's 5 (the
      * pipeline's k is 1 there: 7 rounds); 16 MiB: pipeline:100, 106 rounds of m/100 and 106
      * segments of (+) on the path, 1886 + 1779 us against doubling's 3 + 5033 + 5033 */
@@ -545,19 +551,35 @@ START_TEST(test_large_allreduce_choice)
 END_TEST
 
 /* on one host with fewer CPUs than ranks (3 ranks on 2 CPUs, as np = 3 here), a round of
- * scatter-allgather has 3 messages, binomial's 1. With a CPU per rank and cheap
- * copies (gamma 0.01) scatter-allgather takes 16 MiB: 4/3 L * 0.1 + L * 0.01 = 0.143 L ns
- * against binomial's 2 L * 0.1; crowded, 3/2 of that, 0.215 L: binomial at every size */
+ * scatter-allgather has 3 messages, binomial's 1 and the pipeline's 2. With a CPU per rank and
+ * cheap copies (gamma 0.01) scatter-allgather takes 16 MiB in 4/3 L * 0.1 + L * 0.01 = 0.143 L
+ * ns against binomial's 2 L * 0.1; crowded, 3/2 of that, 0.215 L: never scatter-allgather.
+ * The pipeline (k = 92: sqrt(0.1e-3 * 16 MiB / 0.2) = 91.6) takes 93 rounds of L/92, 0.102 L
+ * ns, crowded or not; from 4 KiB (k = 2: 3 (0.2 + 0.205) = 1.215 against binomial's 0.4 +
+ * 0.819) it beats binomial. Where both ends copy (duplex copies) its middle rank copies every
+ * segment twice, 2 L like binomial's two rounds, in more rounds: binomial at every size */
 START_TEST(test_crowded_host_choice)
 {
     cost_params_t c = COST_PARAMS(0.2, 0.1, 0.01);
-    ck_assert_str_eq(cost_select_elems(UCOLL_COLL_BCAST, 3, 16u << 20, 1, 1, &c, 0, 0),
-                     "scatter-allgather");
+    ck_assert_str_eq(cost_select_elems(UCOLL_COLL_BCAST, 3, 16u << 20, 1, 1, &c, 0, 0), "pipeline");
     c.crowd_cpus = 2;
-    for (size_t m = 1; m <= (16u << 20); m *= 4)
-        REQUIRE(strcmp(cost_select_elems(UCOLL_COLL_BCAST, 3, m, 1, 1, &c, 0, 0), "binomial") == 0,
-                "bcast p=3 %zu B on 2 CPUs: %s", m,
-                cost_select_elems(UCOLL_COLL_BCAST, 3, m, 1, 1, &c, 0, 0));
+    for (size_t m = 1; m <= (16u << 20); m *= 4) {
+        const char *want = m >= 4096 ? "pipeline" : "binomial";
+        const char *got = cost_select_elems(UCOLL_COLL_BCAST, 3, m, 1, 1, &c, 0, 0);
+        REQUIRE(strcmp(got, want) == 0, "bcast p=3 %zu B on 2 CPUs: %s, expected %s", m, got, want);
+    }
+    /* no pipeline: binomial on 2 CPUs, scatter-allgather with a CPU per rank */
+    const alg_desc_t *pipe = alg_lookup(UCOLL_COLL_BCAST, "pipeline", &(int){0});
+    ck_assert_ptr_nonnull(pipe);
+    vector_figures_t f;
+    ck_assert_int_eq(cost_vector_figures_param(pipe, 92, 3, 16u << 20, 0, 1, &f), 0);
+    ck_assert_uint_eq(f.msgs, 2);
+    c.duplex_copies = 1;
+    for (size_t m = 1; m <= (16u << 20); m *= 4) {
+        const char *got = cost_select_elems(UCOLL_COLL_BCAST, 3, m, 1, 1, &c, 0, 0);
+        REQUIRE(strcmp(got, "binomial") == 0, "bcast p=3 %zu B on 2 CPUs, both ends copying: %s", m,
+                got);
+    }
 }
 END_TEST
 

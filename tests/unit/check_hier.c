@@ -441,6 +441,20 @@ START_TEST(test_auto_serves)
                 plan.local_reduce->name, plan.local_bcast->name, lead, red, bc);
     }
     layout_free(&L);
+    /* 2 hosts of 5: a flat 16 MiB bcast on 5 ranks is the pipeline, but a local phase takes no
+     * parameter: the model's choice among the others (scatter-allgather, test_auto_choices in
+     * check_cost_vector.c), and the plan stands */
+    static const int s55[] = {5, 5};
+    layout_init(&L, contiguous_ids(id, s55, 2), id);
+    ck_assert_str_eq(cost_select_elems(UCOLL_COLL_BCAST, 5, 16u << 20, 1, 1, &cost, 0, 0),
+                     "pipeline");
+    ck_assert_int_eq(
+        cost_node_aware_plan(UCOLL_COLL_BCAST, &L.H, 16u << 20, 1, 1, &cost, 0, 0, &plan), 0);
+    ck_assert_str_eq(plan.local_bcast->name, "scatter-allgather");
+    ck_assert_int_eq(
+        cost_node_aware_plan(UCOLL_COLL_ALLREDUCE, &L.H, 16u << 20, 1, 1, &cost, 0, 0, &plan), 0);
+    ck_assert_str_eq(plan.local_bcast->name, "scatter-allgather");
+    layout_free(&L);
 }
 END_TEST
 

@@ -49,15 +49,17 @@ static const alg_desc_t *pipeline(ucoll_coll_t coll)
     return alg;
 }
 
-/* one symbolic run of pipeline:k (k = 0: plain, expecting kk segments) checked rank by rank */
-static void check_run(ucoll_coll_t coll, int p, int k, size_t count, size_t elem, int comm,
-                      size_t kk)
+/* one symbolic run of pipeline:k (k = 0: plain, expecting kk segments) from root (bcast; the
+ * scans' chain starts at 0) checked rank by rank */
+static void check_run_root(ucoll_coll_t coll, int p, int k, size_t count, size_t elem, int comm,
+                           size_t kk, int root)
 {
     const alg_desc_t *alg = pipeline(coll);
     const char *cn = alg_coll_name(coll);
     symbolic_result_t res;
-    const int rc = symbolic_run_ws(ws, alg, k, coll, p, count, elem, 0, comm, &res);
-    REQUIRE(rc == 0 && res.ok, "%s pipeline:%d p=%d count=%zu: %s", cn, k, p, count, res.error);
+    const int rc = symbolic_run_ws(ws, alg, k, coll, p, count, elem, root, comm, &res);
+    REQUIRE(rc == 0 && res.ok, "%s pipeline:%d p=%d root=%d count=%zu: %s", cn, k, p, root, count,
+            res.error);
     const uint64_t bytes = (uint64_t)count * elem, seg = (count + kk - 1) / kk;
     const int exscan = coll == UCOLL_COLL_EXSCAN;
     const unsigned rounds = p >= 2 ? (unsigned)(p - 2 + (int)kk) : 0;
@@ -69,10 +71,12 @@ static void check_run(ucoll_coll_t coll, int p, int k, size_t count, size_t elem
     REQUIRE(res.total_bytes == (uint64_t)(p - 1) * bytes, "%s pipeline:%d p=%d: %llu bytes in all",
             cn, k, p, (unsigned long long)res.total_bytes);
     for (int r = 0; r < p; r++) {
-        const unsigned rr = p < 2 ? 0 : r < p - 1 ? (unsigned)r + (unsigned)kk : rounds;
-        const uint64_t sent = r < p - 1 ? bytes : 0, recv = r >= 1 ? bytes : 0;
+        const int v = (r - root + p) % p; /* the place in the chain */
+        const unsigned rr = p < 2 ? 0 : v < p - 1 ? (unsigned)v + (unsigned)kk : rounds;
+        const uint64_t sent = v < p - 1 ? bytes : 0, recv = v >= 1 ? bytes : 0;
         /* an empty vector has no (+) step (sched_reduce drops empty ones) */
-        const int combines = r >= 1 && (exscan ? r < p - 1 : 1) && count > 0;
+        const int combines =
+            coll != UCOLL_COLL_BCAST && v >= 1 && (exscan ? v < p - 1 : 1) && count > 0;
         REQUIRE(res.rank_rounds[r] == rr && res.rank_bytes_sent[r] == sent &&
                     res.rank_bytes_recv[r] == recv && res.rank_ops[r] == (combines ? kk : 0) &&
                     res.rank_op_elems[r] == (combines ? count : 0),
@@ -84,6 +88,12 @@ static void check_run(ucoll_coll_t coll, int p, int k, size_t count, size_t elem
                 (unsigned long long)recv, combines ? kk : 0, combines ? count : 0);
     }
     symbolic_result_free(&res);
+}
+
+static void check_run(ucoll_coll_t coll, int p, int k, size_t count, size_t elem, int comm,
+                      size_t kk)
+{
+    check_run_root(coll, p, k, count, elem, comm, kk, 0);
 }
 
 static size_t segments_for(int k, size_t count)
@@ -113,6 +123,30 @@ START_TEST(test_every_p)
     check_run(UCOLL_COLL_EXSCAN, 5, 3, 10, 4, 1, 3);
     check_run(UCOLL_COLL_SCAN, 5, 3, 10, 4, 1, 3);
     fprintf(stderr, "check_pipeline: %ld symbolic runs, all correct\n", runs);
+}
+END_TEST
+
+/* bcast down the chain from every root of p <= 64 (and roots 0, p/2, p-1 up to 256), with the
+ * scans' k and counts: the same chain, no (+), every rank's figures by its place after the
+ * root */
+START_TEST(test_bcast_every_p)
+{
+    static const int ks[] = {1, 2, 3, 8, 64};
+    long runs = 0;
+    for (int p = 1; p <= 256; p++)
+        for (size_t ki = 0; ki < sizeof(ks) / sizeof(ks[0]); ki++) {
+            const int k = ks[ki];
+            const size_t counts[] = {0, 1, 7, 1000, 3 * (size_t)k + 1};
+            for (size_t ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ci++)
+                for (int root = 0; root < p; root++) {
+                    if (p > 64 && root != 0 && root != p / 2 && root != p - 1)
+                        continue;
+                    check_run_root(UCOLL_COLL_BCAST, p, k, counts[ci], 1 + (size_t)(p % 8), 1,
+                                   segments_for(k, counts[ci]), root);
+                    runs++;
+                }
+        }
+    fprintf(stderr, "check_pipeline: %ld bcast runs, all correct\n", runs);
 }
 END_TEST
 
@@ -232,7 +266,8 @@ END_TEST
 START_TEST(test_closed_forms)
 {
     static const int ks[] = {1, 2, 3, 5, 8, 17, 64, 200};
-    const alg_desc_t *ex = pipeline(UCOLL_COLL_EXSCAN), *sc = pipeline(UCOLL_COLL_SCAN);
+    const alg_desc_t *ex = pipeline(UCOLL_COLL_EXSCAN), *sc = pipeline(UCOLL_COLL_SCAN),
+                     *bc = pipeline(UCOLL_COLL_BCAST);
     for (int p = 1; p <= 256; p++)
         for (size_t ki = 0; ki < sizeof(ks) / sizeof(ks[0]); ki++) {
             const int k = ks[ki];
@@ -275,6 +310,20 @@ START_TEST(test_closed_forms)
                     "scan pipeline:%d p=%d: path %llu, ops %llu; schedules %u, %u", k, p,
                     (unsigned long long)f.path, (unsigned long long)f.ops, counted.path_ops,
                     counted.max_ops);
+            /* bcast: the scan's rounds and volume, no (+), no copy; from a root in the middle */
+            REQUIRE(cost_vector_figures_param(bc, k, p, count, 0, 1, &f) == 0, "no closed form");
+            REQUIRE(symbolic_run_ws(ws, bc, k, UCOLL_COLL_BCAST, p, count, 2, p / 2, 1, &res) ==
+                            0 &&
+                        res.ok,
+                    "bcast pipeline:%d p=%d: %s", k, p, res.error);
+            REQUIRE(res.rounds == f.rounds && res.volume_bytes == f.volume * unit * 2 &&
+                        res.max_ops == 0 && f.ops == 0 && f.path == 0 && f.copies == 0 &&
+                        f.den == (p >= 2 ? (uint64_t)k : 1),
+                    "bcast pipeline:%d p=%d: closed form %u rounds, %llu of 1/%llu, (+) %llu; "
+                    "schedules %u, %llu bytes",
+                    k, p, f.rounds, (unsigned long long)f.volume, (unsigned long long)f.den,
+                    (unsigned long long)f.ops, res.rounds, (unsigned long long)res.volume_bytes);
+            symbolic_result_free(&res);
         }
     /* plain exscan pipeline has no closed form without the vector */
     ck_assert_int_eq(cost_exscan_figures(ex, 0, 8, &(sched_figures_t){0}), -1);
@@ -381,6 +430,7 @@ int main(void)
     tcase_add_checked_fixture(tc, ws_setup, ws_teardown);
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, test_every_p);
+    tcase_add_test(tc, test_bcast_every_p);
     tcase_add_test(tc, test_literal);
     tcase_add_test(tc, test_plain_k);
     tcase_add_test(tc, test_paths_k);

@@ -198,6 +198,11 @@ static int expected(ucoll_coll_t coll, const char *name, int param, int p, int r
             e->ops_lo = e->ops_hi = 0;
             return 0;
         }
+        if (strcmp(name, "pipeline") == 0 && param == 0) { /* the chain from the root, k = 1 */
+            e->rounds = p >= 2 ? (unsigned)(p - 1) : 0;
+            e->ops_lo = e->ops_hi = 0;
+            return 0;
+        }
         return -1;
     case UCOLL_COLL_BARRIER:
         if (strcmp(name, "dissemination") == 0) {
