@@ -171,14 +171,17 @@ static ucoll_status_t measure_one_host(ucoll_ctx_t *ctx, size_t ring_max, double
      * one (alpha 24-40 us, beta 0) with 20 KiB segments */
     (void)time_bcast_chain_from(world, buf, buf, BIG_BYTES, 1);
     time_big_path(world, buf, buf, MID_BYTES, 2 * links, &mine[2], &mine[3]);
-    /* under auto, single copy's own path (the receiver's copy alone) for the algorithms that
-     * send their input: bcasts with single copy allowed whose roots send from a buffer of
-     * their own, not the one the last bcast wrote (a read of data the peer has just written
-     * measured slower). A stated UCOLL_SINGLE_COPY_MIN sends the bcasts above by single copy
-     * already. Only where every size takes single copy: messages within its maximum (else the
-     * line would mix the two paths). Such a message goes whole, whatever UCOLL_SEGMENT_SIZE */
+    /* single copy's own path (the receiver's copy alone): bcasts with single copy allowed
+     * whose roots send from a buffer of their own, not the one the last bcast wrote (a read of
+     * data the peer has just written measured slower). Under auto for the algorithms that send
+     * their input; under a stated minimum (regions too) for every algorithm, which the cost
+     * model must then price with one copy per message, not UCX's two (the bcasts above may
+     * have gone by single copy already, but priced as two copies shared by the CPUs). Only
+     * where every size takes single copy: messages within its bounds (else the line would mix
+     * the two paths). Such a message goes whole, whatever UCOLL_SEGMENT_SIZE */
     const ucoll_config_t *cfg = &ctx->cfg;
-    if (ctx->single_copy_on && cfg->single_copy_auto &&
+    const int stated_line = !cfg->single_copy_auto && tp_single_copy_min(ctx->tp) <= SC_MID_BYTES;
+    if (ctx->single_copy_on && (cfg->single_copy_auto || stated_line) &&
         (cfg->single_copy_max == 0 || cfg->single_copy_max >= BIG_BYTES)) {
         tp_stats_t before, after;
         tp_get_stats(ctx->tp, &before);
@@ -296,8 +299,10 @@ ucoll_status_t measure_cost_model(ucoll_ctx_t *ctx)
         ctx->net.big_alpha_us = mine[2];
         ctx->net.big_beta_ns = mine[3];
         if (mine[5] > 0) { /* single copy measured on every rank (its words are maxima) */
-            ctx->net.sc_min = cfg->single_copy_min;
+            /* the minimum in force: regions' is raised where ranks share CPUs (agree.c) */
+            ctx->net.sc_min = tp_single_copy_min(ctx->tp);
             ctx->net.sc_max = cfg->single_copy_max;
+            ctx->net.sc_every = !cfg->single_copy_auto;
             ctx->net.sc_alpha_us = mine[4];
             ctx->net.sc_beta_ns = mine[5];
         }
@@ -325,11 +330,11 @@ ucoll_status_t measure_cost_model(ucoll_ctx_t *ctx)
                             "round is priced both copies (CPU volume)\n");
         if (c->sc_beta_ns > 0)
             fprintf(stderr,
-                    "ucoll: cost model: single copy of %zu to %zu B (algorithms that send their "
-                    "input) alpha %.3f us%s, beta %.4f ns/B (measured), the receiver's copy "
-                    "alone\n",
-                    c->sc_min, c->sc_max, c->sc_alpha_us, sc_floored ? " (the rings')" : "",
-                    c->sc_beta_ns);
+                    "ucoll: cost model: single copy of %zu to %zu B (%s) alpha %.3f us%s, beta "
+                    "%.4f ns/B (measured), the receiver's copy alone\n",
+                    c->sc_min, c->sc_max,
+                    c->sc_every ? "every algorithm, stated" : "algorithms that send their input",
+                    c->sc_alpha_us, sc_floored ? " (the rings')" : "", c->sc_beta_ns);
         if (c->small_max > 0)
             fprintf(stderr,
                     "ucoll: cost model on %d ranks: up to %zu B (rings) alpha %.3f us, beta %.4f "

@@ -650,6 +650,26 @@ if [ "$said" = 1 ] && grep -q '^ucoll: rank 1: single copy is off on every rank:
 else
     fail "$nocma: 'single copy is off' said $said times (want once, by rank 1)" "$log"
 fi
+# a stated minimum sends every algorithm's messages from it up by single copy, so init's cost
+# model measures that path and prices it for every algorithm (only the receiver copies); a
+# minimum above the line's sizes (128 KiB to 1 MiB) leaves it unmeasured
+sc_stated_model() {
+    local name=$1 np=$2 min=$3 want=$4 from=$5
+    run_job "$name" "$np" 120 "UCOLL_SINGLE_COPY_MIN=$min UCOLL_PRINT_COST=1" ./ucoll_perf -M \
+        -c bcast -d int32 -b 8 -e 8 -n 1 -w 0
+    cost_model_said "$name" "the cost model priced stated single copy for every algorithm" \
+        "$want" "^ucoll: cost model: single copy of $from to 0 B \\(every algorithm, stated\\)"
+}
+from=131072
+[ "$cpus" -lt 2 ] || from=8192
+sc_stated_model "ucoll_perf np=2 regions: the cost model's single copy" 2 regions 1 "$from"
+from=131072
+[ "$cpus" -lt 3 ] || from=8192
+sc_stated_model "ucoll_perf np=3 regions: the cost model's single copy" 3 regions 1 "$from"
+sc_stated_model "ucoll_perf np=2 UCOLL_SINGLE_COPY_MIN=65536: the cost model's single copy" 2 \
+    65536 1 65536
+sc_stated_model "ucoll_perf np=2 UCOLL_SINGLE_COPY_MIN=262144: no single-copy line" 2 262144 0 \
+    '[0-9]+'
 
 # auto's single copy (UCOLL_SINGLE_COPY_MIN unset): on only where no host has more ranks than
 # CPUs, for messages of 128 KiB to 4 MiB of the algorithms that send their input (binomial

@@ -32,13 +32,15 @@ typedef struct {
      * single copy): a round in which a process sends and receives costs it both copies, so
      * the bandwidth term takes cpu_volume instead of volume (vector collectives) */
     int duplex_copies;
-    /* single copy on one host (sc_beta_ns > 0: measured at init under UCOLL_SINGLE_COPY_MIN=
-     * auto): a message of sc_min..sc_max bytes of an algorithm that sends its input
-     * (ALG_SENDS_INPUT) is read by its receiver alone, priced sc_alpha_us + bytes * sc_beta_ns
-     * and copied by one CPU only. sends_input: the algorithm being priced is one of those (set
-     * by the caller on its copy of the parameters) */
+    /* single copy on one host (sc_beta_ns > 0: measured at init): a message of sc_min..sc_max
+     * bytes (sc_max 0: no bound) of an algorithm that sends its input (ALG_SENDS_INPUT), or of
+     * every algorithm when sc_every (a stated UCOLL_SINGLE_COPY_MIN), is read by its receiver
+     * alone, priced sc_alpha_us + bytes * sc_beta_ns and copied by one CPU only. sends_input:
+     * the algorithm being priced is one of those (set by the caller on its copy of the
+     * parameters) */
     size_t sc_min, sc_max;
     double sc_alpha_us, sc_beta_ns;
+    int sc_every;
     int sends_input;
 } cost_params_t;
 
@@ -55,7 +57,7 @@ void cost_floor_alphas(cost_params_t *c);
 /* 1 if a message of msg_bytes of the algorithm c prices goes by single copy */
 static inline int cost_single_copy(const cost_params_t *c, double msg_bytes)
 {
-    return c->sends_input && c->sc_beta_ns > 0 && msg_bytes >= (double)c->sc_min &&
+    return (c->sends_input || c->sc_every) && c->sc_beta_ns > 0 && msg_bytes >= (double)c->sc_min &&
            (c->sc_max == 0 || msg_bytes <= (double)c->sc_max);
 }
 

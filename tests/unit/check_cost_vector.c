@@ -408,6 +408,10 @@ START_TEST(test_single_copy_formula)
     c.sc_beta_ns = 0.05;
     /* not an algorithm that sends its input: UCX's path still */
     ck_assert_double_eq_tol(cost_vector_predict_us(&g, 10, 8, &c), 30.0612, 1e-9);
+    /* unless single copy was stated, which takes every algorithm's messages */
+    c.sc_every = 1;
+    ck_assert_double_eq_tol(cost_vector_predict_us(&g, 10, 8, &c), 9.048, 1e-9);
+    c.sc_every = 0;
     /* single copy: 3*3 + 5*24*0.05e-3 + 7*24*0.25e-3 = 9.048 */
     c.sends_input = 1;
     ck_assert_double_eq_tol(cost_vector_predict_us(&g, 10, 8, &c), 9.048, 1e-9);
@@ -580,6 +584,19 @@ START_TEST(test_crowded_host_choice)
         REQUIRE(strcmp(got, "binomial") == 0, "bcast p=3 %zu B on 2 CPUs, both ends copying: %s", m,
                 got);
     }
+    /* a stated single copy from 128 KiB (the same alpha and beta): only the receiver copies, the
+     * pipeline's segments of 16 MiB / 92 = 182 KiB are in the window, its middle rank copies
+     * each once: the pipeline again at 16 MiB; bcast is no ALG_SENDS_INPUT algorithm, so auto's
+     * single copy (sc_every 0) leaves it binomial */
+    c.sc_min = 131072;
+    c.sc_max = 0;
+    c.sc_alpha_us = 0.2;
+    c.sc_beta_ns = 0.1;
+    ck_assert_str_eq(cost_select_elems(UCOLL_COLL_BCAST, 3, 16u << 20, 1, 1, &c, 0, 0), "binomial");
+    c.sc_every = 1;
+    ck_assert_str_eq(cost_select_elems(UCOLL_COLL_BCAST, 3, 16u << 20, 1, 1, &c, 0, 0), "pipeline");
+    /* 64 KiB: below the window, both ends copy, binomial */
+    ck_assert_str_eq(cost_select_elems(UCOLL_COLL_BCAST, 3, 65536, 1, 1, &c, 0, 0), "binomial");
 }
 END_TEST
 
