@@ -14,8 +14,6 @@
  */
 #include "ucoll_int.h"
 
-#include "../ucx_transport/nt_copy.h"
-
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -584,9 +582,6 @@ static ucoll_status_t post_round(ucoll_request_t *req, const sched_step_t *step)
                !(step->send_peer >= 0 && regions_overlap(next->dst, step->send));
         req->fused = lend;
     }
-    /* a whole message that nothing later in the schedule reads (the result, or scratch
-     * overwritten first) may land by non-temporal stores */
-    const int stream = req->nrecv == 1 && !lend && !region_read_later(req, req->pc + 1, step->recv);
     /* a small message goes out before this rank's receive is posted: its latency is the
      * round's critical path, and the peer's message needs at least a transfer time to arrive.
      * A large one waits for the receive to be posted, so that the peer's data lands in place
@@ -609,8 +604,7 @@ static ucoll_status_t post_round(ucoll_request_t *req, const sched_step_t *step)
         void *addr = n ? (char *)region_addr(req, step->recv) + off * esz : &empty_message;
         tp_irecv(tp, comm->world_rank[step->recv_peer], addr, n * esz,
                  n ? req->memh[step->recv.buf] : NULL, tag, UCOLL_TAG_LAST_SEGMENT,
-                 (once ? TP_SINGLE_COPY : 0) | (lend ? TP_LEND : 0) | (stream ? TP_STREAM : 0),
-                 tp_op_at(req->recv_ops, j));
+                 (once ? TP_SINGLE_COPY : 0) | (lend ? TP_LEND : 0), tp_op_at(req->recv_ops, j));
     }
     if (!send_first)
         post_sends(req, step, sseg);
@@ -648,21 +642,6 @@ static void reduce_part(ucoll_request_t *req, const sched_step_t *red, const sch
                     dst, n);
 }
 
-/* reduce_part's result for elements [off, off + n) into out instead of dst, dst unchanged */
-static void reduce_part_to(ucoll_request_t *req, const sched_step_t *red, const sched_step_t *xchg,
-                           const char *lent, size_t off, size_t n, void *out)
-{
-    const size_t b = off * req->elem_size;
-    const char *src = (const char *)region_addr(req, red->src) + b;
-    const char *dst = (const char *)region_addr(req, red->dst) + b;
-    if (lent == NULL)
-        op_apply_to(req->op, req->dtype, src, dst, out, n);
-    else if (!same_region(red->dst, xchg->recv))
-        op_apply_to(req->op, req->dtype, lent + b, dst, out, n);
-    else
-        op_apply_to(req->op, req->dtype, src, lent + b, out, n);
-}
-
 /* where the round after the REDUCE sends its dst whole by single copy, the receiver's offered
  * buffer for it, claimed (NULL: none), and the receiver's world rank in *peer */
 static void *write_target(ucoll_request_t *req, const sched_step_t *red, void **handle, int *peer)
@@ -693,27 +672,6 @@ static inline int may_write(const ucoll_request_t *req, size_t count)
 
 /* bytes reduced before their copy goes to the receiver's buffer: while they are in cache */
 enum { WRITE_BLOCK_BYTES = 16384 };
-/* from NT_COPY_MIN up, a block is reduced a piece at a time into a scratch buffer this big,
- * which stays in the L1 cache, and streamed from there to dst and to the receiver */
-enum { STREAM_PIECE_BYTES = 4096 };
-
-/* the block [off, off + n) of a REDUCE whose message is at least NT_COPY_MIN: written to dst
- * and, when target is not NULL, to target too, by non-temporal stores (nt_fence to follow) */
-static void reduce_streaming(ucoll_request_t *req, const sched_step_t *red,
-                             const sched_step_t *xchg, const char *lent, size_t off, size_t n,
-                             char *target)
-{
-    _Alignas(64) char piece[STREAM_PIECE_BYTES];
-    const size_t esz = req->elem_size, per = STREAM_PIECE_BYTES / esz;
-    char *dst = region_addr(req, red->dst);
-    for (size_t o = off; o < off + n; o += per) {
-        const size_t k = off + n - o < per ? off + n - o : per;
-        reduce_part_to(req, red, xchg, lent, o, k, piece);
-        nt_copy(dst + o * esz, piece, k * esz);
-        if (target != NULL)
-            nt_copy(target + o * esz, piece, k * esz);
-    }
-}
 
 /* UCOLL_TEST_WRITE_STALL_MS (tests): the first written block of this process waits that long
  * between finding its receiver's claim standing and writing, as a writer stopped there would:
@@ -757,25 +715,15 @@ static ucoll_status_t reduce_writing(ucoll_request_t *req, const sched_step_t *r
     }
     const size_t block = WRITE_BLOCK_BYTES / esz > 0 ? WRITE_BLOCK_BYTES / esz : 1;
     const char *dst = region_addr(req, red->dst);
-    /* non-temporal stores where the result is large and nothing after the written round
-     * reads dst again */
-    const size_t next = (size_t)(red - req->sched.steps) + 1;
-    const int streaming = count * esz >= NT_COPY_MIN && !region_read_later(req, next + 1, red->dst);
     int claimed = 1;
     for (size_t off = 0; off < count; off += block) {
         const size_t n = count - off < block ? count - off : block;
-        if (claimed && (claimed = tp_write_claimed(tp, peer, handle)) != 0)
-            test_write_stall();
-        if (streaming) {
-            reduce_streaming(req, red, xchg, lent, off, n, claimed ? target : NULL);
-            continue;
-        }
         reduce_part(req, red, xchg, lent, off, n);
-        if (claimed)
+        if (claimed && (claimed = tp_write_claimed(tp, peer, handle)) != 0) {
+            test_write_stall();
             memcpy(target + off * esz, dst + off * esz, n * esz);
+        }
     }
-    if (streaming)
-        nt_fence(); /* before the release and the write's completion tell the peers */
     ucoll_status_t st = lent_op != NULL ? tp_release(tp, lent_op) : UCOLL_OK;
     ucoll_status_t wst = tp_write_done(tp, peer, handle, st == UCOLL_OK && claimed);
     if (st == UCOLL_OK)

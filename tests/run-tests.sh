@@ -508,17 +508,6 @@ for np in 2 3; do
         "UCOLL_SINGLE_COPY_MIN=regions UCOLL_TEST_SHM_COUNTS=1" --mem "${SC_COMBOS[@]}"
     sc_mapped_check "mp_test np=$np --mem UCOLL_SINGLE_COPY_MIN=regions" "$np"
 done
-# messages of NT_COPY_MIN (8 MiB) and more land in results by non-temporal stores: received
-# ones, and a (+)'s result written into its own buffer and its peer's. 2100001 eight-byte
-# elements make halves of 8.4 MB; the non-commutative user op checks the operands' order.
-for sc in regions 4097; do
-    for np in 2 3 4; do
-        [ "$sc" = regions ] || [ "$np" != 4 ] || continue
-        mp "mp_test np=$np --mem UCOLL_SINGLE_COPY_MIN=$sc 16.8 MB" "$np" 600 \
-            "UCOLL_SINGLE_COPY_MIN=$sc" --mem --counts 2100001 \
-            --combos float64-sum,uint64-user-affine --colls exscan,scan,reduce,allreduce,bcast
-    done
-done
 run_job "block_test np=5 --mem UCOLL_SINGLE_COPY_MIN=regions" 5 600 \
     "UCOLL_SINGLE_COPY_MIN=regions UCOLL_TEST_SHM_COUNTS=1" tests/mp/block_test "${BLOCK_ALGS[@]}" \
     --expect-size 5 --mem

@@ -34,12 +34,11 @@ struct tp_op {
     /* shm single copy, a send: its cell in the receiver's ring and that cell's generation; a
      * lent receive: the sender's cell it must answer */
     uint32_t sc_cell, sc_gen;
-    int lend_ok;   /* a receive that may be lent the sender's bytes (shm_release) */
-    int stream_ok; /* a receive whose bytes this process does not read again soon */
-    int lent;      /* it was: buf points at them, the sender waits */
-    int lent_map;  /* then: the entry of its peer's mapped regions they lie in */
-    int offered;   /* a receive whose buffer is offered to its sender (shm_recv_offer): sc_cell
-                    * and sc_gen are the cell of this side's ring that the sender answers */
+    int lend_ok;  /* a receive that may be lent the sender's bytes (shm_release) */
+    int lent;     /* it was: buf points at them, the sender waits */
+    int lent_map; /* then: the entry of its peer's mapped regions they lie in */
+    int offered;  /* a receive whose buffer is offered to its sender (shm_recv_offer): sc_cell
+                   * and sc_gen are the cell of this side's ring that the sender answers */
 };
 
 _Static_assert(sizeof(struct tp_op) <= TP_OP_BYTES, "an op fits its slot in an op array");

@@ -26,7 +26,6 @@
  * own pass over data it has in cache.
  */
 #include "shm.h"
-#include "nt_copy.h"
 #include "shm_region.h"
 
 #include <errno.h>
@@ -486,19 +485,6 @@ static inline void copy_bytes(void *dst, const void *src, size_t n)
     memcpy(dst, src, n);
 }
 
-/* a mapped peer's bytes into the receiver's buffer; from NT_COPY_MIN up, where the receiver
- * does not read them again soon (stream), by non-temporal stores, fenced before the answer
- * that lets the sender reuse its buffer */
-static void copy_out(void *dst, const void *src, size_t n, int stream)
-{
-    if (!stream || n < NT_COPY_MIN) {
-        memcpy(dst, src, n);
-        return;
-    }
-    nt_copy(dst, src, n);
-    nt_fence();
-}
-
 /* the descriptor an unexpected single-copy message holds (its cell checked on arrival) */
 static struct shm_desc msg_descriptor(const struct shm_msg *m)
 {
@@ -857,7 +843,7 @@ static void single_copy_read(shm_chan_t *ch, struct shm_peer *p, tp_op_t *op, ui
             ch->stats.copies_lent++;
             ch->stats.copies_read++;
         } else {
-            copy_out(op->buf, mapped + d->region.off, d->len, op->stream_ok);
+            memcpy(op->buf, mapped + d->region.off, d->len);
             op->status = cell_answer(cell, d->gen, CELL_DONE) ? UCOLL_OK : UCOLL_ERR_PEER_FAILED;
             ch->stats.copies_mapped += op->status == UCOLL_OK;
             ch->stats.copies_read += op->status == UCOLL_OK;

@@ -744,7 +744,7 @@ static void op_reset(tp_ctx_t *tp, tp_op_t *op, int peer, size_t len)
     op->is_recv = 0;
     op->tag = op->checked = 0;
     op->via_shm = op->crossed = 0;
-    op->lend_ok = op->lent = op->offered = op->stream_ok = 0;
+    op->lend_ok = op->lent = op->offered = 0;
     op->watched = 0;
     op->watch_prev = op->watch_next = NULL;
 }
@@ -859,7 +859,6 @@ ucoll_status_t tp_irecv(tp_ctx_t *tp, int peer, void *buf, size_t len, void *mem
         return op_fail(op, st);
     if (tp->peers[peer].shm && through_shm(tp, len, single_copy & TP_SINGLE_COPY)) {
         op->lend_ok = (single_copy & TP_LEND) != 0;
-        op->stream_ok = (single_copy & TP_STREAM) != 0;
         shm_recv(tp->shm, peer, buf, tag, checked, op);
         if (!op->done)
             watch(tp, op);

@@ -152,9 +152,8 @@ ucoll_status_t tp_irecv(tp_ctx_t *tp, int peer, void *buf, size_t len, void *mem
  * region (ucoll_mem_alloc) may complete the receive without landing in buf: tp_op_lent then
  * gives its bytes in place (read-only), and the sender waits until tp_release, which says
  * whether the bytes read meanwhile count (OK, or PEER_FAILED). tp_abandon of a lent receive
- * releases it unused. With TP_STREAM added, nothing of this process reads buf again before the
- * collective ends: a copy into it of NT_COPY_MIN bytes or more may bypass the caches. */
-enum { TP_SINGLE_COPY = 1, TP_LEND = 2, TP_STREAM = 4 };
+ * releases it unused. */
+enum { TP_SINGLE_COPY = 1, TP_LEND = 2 };
 const void *tp_op_lent(const tp_op_t *op);
 ucoll_status_t tp_release(tp_ctx_t *tp, tp_op_t *op);
 /* a single-copy receive posted ahead of its round whose buffer, where it lies in a region of

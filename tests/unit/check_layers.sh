@@ -20,5 +20,5 @@ hits=$(grep -nE '#include *".*bootstrap' "$top"/ucx_transport/*.[ch])
 [ -z "$hits" ] || complain "ucx_transport/ includes bootstrap/" "$hits"
 hits=$(grep -nE '#include *".*ucx_transport' "$top"/bootstrap/*.[ch])
 [ -z "$hits" ] || complain "bootstrap/ includes ucx_transport/" "$hits"
-[ "$bad" = 0 ] && echo "check_layers: src/ -> {ucx_transport/transport.h, nt_copy.h, bootstrap/} only; no UCX header in src/"
+[ "$bad" = 0 ] && echo "check_layers: src/ -> {ucx_transport/transport.h, bootstrap/} only; no UCX header in src/"
 exit "$bad"
