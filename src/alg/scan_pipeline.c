@@ -2,6 +2,7 @@
  * Pipelined chain for exscan and scan on large vectors (algorithms.md 1.6). The doubling family
  * moves the whole vector ceil(log2 p) times; here it crosses each link of the chain
  * 0 -> 1 -> ... -> p-1 once, cut into k segments that follow each other down the chain.
+ * pipeline_chain, the chain from any root, also builds bcast's `pipeline` (bcast_pipeline.c).
  *
  * Segments: count elements into k' = max(1, min(k, count)) parts, the first count % k' of them
  * one element longer (segment j starts at j*floor(count/k') + min(j, count % k')). k is the

@@ -101,35 +101,10 @@ static size_t segments_for(int k, size_t count)
     return count == 0 ? 1 : (size_t)k < count ? (size_t)k : count;
 }
 
-/* every p <= 256, k in {1, 2, 3, 8, 64}, counts 0, 1, 7, 1000 and 3k + 1 (uneven segments);
- * a non-commutative op, so every result must be built in rank order */
-START_TEST(test_every_p)
-{
-    static const int ks[] = {1, 2, 3, 8, 64};
-    long runs = 0;
-    for (int coll = UCOLL_COLL_EXSCAN; coll <= UCOLL_COLL_SCAN; coll++)
-        for (int p = 1; p <= 256; p++)
-            for (size_t ki = 0; ki < sizeof(ks) / sizeof(ks[0]); ki++) {
-                const int k = ks[ki];
-                const size_t counts[] = {0, 1, 7, 1000, 3 * (size_t)k + 1};
-                for (size_t ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ci++) {
-                    const size_t elem = 1 + (size_t)(p % 8);
-                    check_run((ucoll_coll_t)coll, p, k, counts[ci], elem, 0,
-                              segments_for(k, counts[ci]));
-                    runs++;
-                }
-            }
-    /* and commutative, a few */
-    check_run(UCOLL_COLL_EXSCAN, 5, 3, 10, 4, 1, 3);
-    check_run(UCOLL_COLL_SCAN, 5, 3, 10, 4, 1, 3);
-    fprintf(stderr, "check_pipeline: %ld symbolic runs, all correct\n", runs);
-}
-END_TEST
-
-/* bcast down the chain from every root of p <= 64 (and roots 0, p/2, p-1 up to 256), with the
- * scans' k and counts: the same chain, no (+), every rank's figures by its place after the
- * root */
-START_TEST(test_bcast_every_p)
+/* coll's chains for every p <= 256, k in {1, 2, 3, 8, 64} and counts 0, 1, 7, 1000 and 3k + 1
+ * (uneven segments), rooted at 0 (the scans) or, for bcast, at every root of p <= 64 and at
+ * 0, p/2 and p - 1 beyond; comm: a commutative op. The runs made. */
+static long sweep(ucoll_coll_t coll, int comm)
 {
     static const int ks[] = {1, 2, 3, 8, 64};
     long runs = 0;
@@ -137,16 +112,35 @@ START_TEST(test_bcast_every_p)
         for (size_t ki = 0; ki < sizeof(ks) / sizeof(ks[0]); ki++) {
             const int k = ks[ki];
             const size_t counts[] = {0, 1, 7, 1000, 3 * (size_t)k + 1};
+            const int roots = coll == UCOLL_COLL_BCAST ? p : 1;
             for (size_t ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ci++)
-                for (int root = 0; root < p; root++) {
+                for (int root = 0; root < roots; root++) {
                     if (p > 64 && root != 0 && root != p / 2 && root != p - 1)
                         continue;
-                    check_run_root(UCOLL_COLL_BCAST, p, k, counts[ci], 1 + (size_t)(p % 8), 1,
+                    check_run_root(coll, p, k, counts[ci], 1 + (size_t)(p % 8), comm,
                                    segments_for(k, counts[ci]), root);
                     runs++;
                 }
         }
-    fprintf(stderr, "check_pipeline: %ld bcast runs, all correct\n", runs);
+    return runs;
+}
+
+/* the scans with a non-commutative op, so every result must be built in rank order */
+START_TEST(test_every_p)
+{
+    const long runs = sweep(UCOLL_COLL_EXSCAN, 0) + sweep(UCOLL_COLL_SCAN, 0);
+    /* and commutative, a few */
+    check_run(UCOLL_COLL_EXSCAN, 5, 3, 10, 4, 1, 3);
+    check_run(UCOLL_COLL_SCAN, 5, 3, 10, 4, 1, 3);
+    fprintf(stderr, "check_pipeline: %ld symbolic runs, all correct\n", runs);
+}
+END_TEST
+
+/* bcast down the chain from its roots: the same chain, no (+), every rank's figures by its
+ * place after the root */
+START_TEST(test_bcast_every_p)
+{
+    fprintf(stderr, "check_pipeline: %ld bcast runs, all correct\n", sweep(UCOLL_COLL_BCAST, 1));
 }
 END_TEST
 
