@@ -112,7 +112,19 @@ typedef struct {
     int interleave;   /* -I */
     int thread_level; /* -t: 1 + ucoll_thread_level_t; 0: plain ucoll_init */
     double spin_ns;   /* -S: > 0 runs OP as a user op that also spins this long per element */
+    int cache_state;  /* -C: one of CACHE_* */
+    size_t cache_bytes;
 } opts_t;
+
+/* what the caches hold when a timed call starts (-C), set up before each iteration's barrier */
+enum {
+    CACHE_WARM,    /* what the previous iteration left: inputs read, clean */
+    CACHE_WRITTEN, /* the inputs just written again, as by a program that computed them */
+    CACHE_DIRTY,   /* cache_bytes of other memory just written, as other work leaves them */
+    CACHE_CLEAN    /* cache_bytes of other memory just read */
+};
+static const char *const cache_states[] = {"warm", "written", "dirty", "clean"};
+enum { DEFAULT_CACHE_BYTES = 64 << 20 };
 
 /* rank of this process as the launcher tells it, before ucoll_init (for printing once) */
 static int launcher_rank(void)
@@ -153,6 +165,10 @@ static void usage(FILE *f)
             "  -p           persistent requests (ucoll_*_init once, ucoll_start + ucoll_wait)\n"
             "  -M           send and receive buffers from ucoll_mem_alloc (peers on the host\n"
             "               read them in place)\n"
+            "  -C STATE     the caches when each timed call starts: warm (default: what the\n"
+            "               last iteration left), written (the inputs written again before\n"
+            "               it), dirty[:BYTES] or clean[:BYTES] (BYTES, default 64M, of other\n"
+            "               memory written or read before it)\n"
             "  -t LEVEL     init by ucoll_init_thread at single|funneled|serialized|multiple\n"
             "               (default: ucoll_init, single), to measure what a level costs\n"
             "  -I           interleaved: every algorithm on a communicator of its own, their\n"
@@ -236,7 +252,7 @@ static void parse_options(int argc, char **argv, opts_t *o)
     int c;
 
     opterr = 0;
-    while ((c = getopt(argc, argv, ":c:a:b:e:f:n:w:d:o:r:R:S:t:iIMpvh")) != -1) {
+    while ((c = getopt(argc, argv, ":c:a:b:e:f:n:w:d:o:r:R:S:t:C:iIMpvh")) != -1) {
         switch (c) {
         case 'c': {
             unsigned i;
@@ -317,6 +333,23 @@ static void parse_options(int argc, char **argv, opts_t *o)
         case 'p':
             o->persistent = 1;
             break;
+        case 'C': {
+            char *colon = strchr(optarg, ':');
+            if (colon != NULL)
+                *colon = '\0';
+            o->cache_state = -1;
+            for (int k = 0; k < 4; k++)
+                if (strcmp(optarg, cache_states[k]) == 0)
+                    o->cache_state = k;
+            if (o->cache_state < 0)
+                bad_option("-C: '%s' is not warm, written, dirty or clean", optarg);
+            if (colon != NULL && o->cache_state != CACHE_DIRTY && o->cache_state != CACHE_CLEAN)
+                bad_option("-C %s takes no size", optarg);
+            o->cache_bytes = colon != NULL ? parse_bytes("-C", colon + 1) : DEFAULT_CACHE_BYTES;
+            if (o->cache_bytes == 0)
+                bad_option("-C %s: the size must be at least 1 byte", optarg);
+            break;
+        }
         case 'M':
             o->mem_alloc = 1;
             break;
@@ -597,6 +630,9 @@ typedef struct {
     ucoll_op_t call_op; /* the op the collectives get (a user op with -S) */
     size_t esize;
     void *sendbuf, *recvbuf, *input, *expect, *tmp;
+    size_t span;          /* bytes of this size's input */
+    unsigned char *other; /* -C dirty and clean: the other memory */
+    unsigned long other_sum;
     size_t *counts, *displs; /* the v forms': every count one block, blocks back to back */
     double *t, *tmax;
 } run_t;
@@ -946,6 +982,12 @@ static void print_box(const run_t *r, const char *alg)
     if (r->coll == UCOLL_COLL_REDUCE || r->coll == UCOLL_COLL_BCAST || is_rooted_block(r->coll))
         box_line("Root:", "%d", o->root);
     box_line("Ranks:", "%d", r->size);
+    if (o->cache_state == CACHE_DIRTY || o->cache_state == CACHE_CLEAN)
+        box_line("Caches:", "%s: %zu B of other memory %s before each call",
+                 cache_states[o->cache_state], o->cache_bytes,
+                 o->cache_state == CACHE_DIRTY ? "written" : "read");
+    else if (o->cache_state == CACHE_WRITTEN)
+        box_line("Caches:", "written: the inputs written again before each call");
     box_line("Transports:", "UCX_TLS=%s, UCX_NET_DEVICES=%s", tls != NULL ? tls : "all",
              dev != NULL ? dev : "all");
     /* the on-host channel's switches (README, UCOLL_SHM): on unless one of them is off */
@@ -1027,10 +1069,37 @@ static void prepare_size(run_t *r, size_t count, size_t span, ucoll_request_t **
     /* inputs and the state the check of rank 0's exscan relies on */
     fill_input(r->dtype, r->op, r->rank, r->input, span / r->esize);
     memcpy(r->sendbuf, r->input, span);
+    r->span = span;
     memset(r->recvbuf, SENTINEL, span);
     set_counts(r, count);
     if (r->o->persistent && (st = make_persistent(r, count, req)) != UCOLL_OK)
         die(r, "creating the persistent request", st);
+}
+
+/* -C: the caches as the option asks, before iteration `it` */
+static void set_caches(run_t *r, long it)
+{
+    switch (r->o->cache_state) {
+    case CACHE_WRITTEN: { /* the same values again; in place, reset_buffers wrote recvbuf, and
+                           * only gather(v) and scatter(v) still send from sendbuf somewhere */
+        const ucoll_coll_t c = r->coll;
+        if (c != UCOLL_COLL_BARRIER &&
+            (!r->o->in_place || c == UCOLL_COLL_GATHER || c == UCOLL_COLL_GATHERV ||
+             c == UCOLL_COLL_SCATTER || c == UCOLL_COLL_SCATTERV))
+            memcpy(r->sendbuf, r->input, r->span);
+        break;
+    }
+    case CACHE_DIRTY:
+        memset(r->other, (int)(it & 0x7f), r->o->cache_bytes);
+        break;
+    case CACHE_CLEAN: {
+        unsigned long sum = 0;
+        for (size_t i = 0; i < r->o->cache_bytes; i += 64)
+            sum += r->other[i];
+        *(volatile unsigned long *)&r->other_sum = sum; /* the reads must happen */
+        break;
+    }
+    }
 }
 
 /* iteration `it` of alg on r->comm: a barrier, then the timed collective; the first one's
@@ -1042,6 +1111,7 @@ static double time_one(run_t *r, ucoll_request_t *req, const char *alg, size_t b
     ucoll_status_t st;
     if (o->in_place || r->coll == UCOLL_COLL_BCAST)
         reset_buffers(r, count);
+    set_caches(r, it);
     if ((st = ucoll_barrier(r->comm)) != UCOLL_OK)
         die(r, "ucoll_barrier", st);
     double t0 = now_us();
@@ -1264,6 +1334,14 @@ int main(int argc, char **argv)
         r.sendbuf = malloc(max_bytes);
         r.recvbuf = malloc(max_bytes);
     }
+    if (o.cache_state == CACHE_DIRTY || o.cache_state == CACHE_CLEAN) {
+        if ((r.other = malloc(o.cache_bytes)) == NULL) {
+            fprintf(stderr, "ucoll_perf: rank %d: out of memory for -C's %zu bytes\n", r.rank,
+                    o.cache_bytes);
+            return 1;
+        }
+        memset(r.other, 1, o.cache_bytes); /* its pages exist before any timed call */
+    }
     r.input = malloc(max_bytes);
     r.expect = malloc(max_bytes);
     r.tmp = malloc(max_bytes);
@@ -1325,6 +1403,7 @@ int main(int argc, char **argv)
         free(r.sendbuf);
         free(r.recvbuf);
     }
+    free(r.other);
     free(r.input);
     free(r.expect);
     free(r.tmp);
