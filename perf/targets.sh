@@ -89,9 +89,16 @@ import collections, sys
 rows = collections.OrderedDict()
 memcpy = collections.defaultdict(list)  # np -> rank 0's memcpy GB/s, one per launch
 cold = collections.defaultdict(list)  # np -> the same from cold caches
+each = collections.defaultdict(list)  # np -> per launch, each rank's GB/s while all copy
 for line in open(sys.argv[1]):
     line = line.strip()
     if line.startswith("label,"):
+        continue
+    if line.startswith("# each rank's memcpy"):
+        # "# each rank's memcpy B B while all N copy: rank 0 T us (X GB/s), rank 1 ..."
+        w = line.replace("(", " ").split()
+        np_ = int(w[w.index("all") + 1])
+        each[np_].append([float(w[i + 4]) for i, x in enumerate(w) if x == "rank"])
         continue
     if line.startswith("# memcpy"):
         # "# memcpy B B: rank 0 alone T us (X GB/s), all N ranks at once T us (Y GB/s),
@@ -130,4 +137,8 @@ for np_, v in memcpy.items():
     c = max(cold[np_])
     print(f"np={np_}: the same memcpy with 64 MiB written before each copy (caches as the"
           f" other libraries' calls leave them) {c:.2f} GB/s: {100 * gbs / c:.0f} %")
+    for k, launch in enumerate(each[np_]):
+        print(f"np={np_}: launch {k + 1}, each rank's memcpy while all copy (GB/s): "
+              + ", ".join(f"rank {q} {g:.2f}" for q, g in enumerate(launch))
+              + f"; slowest / fastest {min(launch) / max(launch):.2f}")
 PY

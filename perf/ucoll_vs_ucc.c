@@ -11,9 +11,9 @@
  * float32): a mismatch stops the run with exit 1.
  *
  * It also prints the memcpy bandwidth of the largest size: rank 0 alone before MPI_Init (the
- * others sleep), and every rank at once after it, each repeating one copy (warm caches); and
- * rank 0 alone with 64 MiB written before each copy, as the other two libraries' calls leave
- * the caches before a timed one.
+ * others sleep), and every rank at once after it, each repeating one copy (warm caches), as
+ * the slowest rank's and as each rank's own; and rank 0 alone with 64 MiB written before each
+ * copy, as the other two libraries' calls leave the caches before a timed one.
  *
  * Usage: mpirun -np N ucoll_vs_ucc [-c allreduce,reduce,bcast,exscan,scan] [-s 64K,1M,16M]
  *                                  [-l LABEL] [-M] [-B own|mpi]
@@ -251,8 +251,8 @@ static double median(double *t, int n)
 enum { COLD_BYTES = 64 << 20 }; /* written before each cold copy: more than this L3 holds */
 
 /* median over iterations of the slowest rank's memcpy of `bytes`; cold: COLD_BYTES written
- * before each (untimed) */
-static double memcpy_us(size_t bytes, int iters, int all_ranks, int cold)
+ * before each (untimed). own_us (may be NULL): this rank's own median */
+static double memcpy_us(size_t bytes, int iters, int all_ranks, int cold, double *own_us)
 {
     char *a = malloc(bytes), *b = malloc(bytes);
     char *junk = cold ? malloc(COLD_BYTES) : NULL;
@@ -271,6 +271,14 @@ static double memcpy_us(size_t bytes, int iters, int all_ranks, int cold)
         memcpy(b, a, bytes);
         t[i] = now_us() - t0;
         a[i % bytes]++;
+    }
+    if (own_us != NULL) {
+        double *mine = malloc(sizeof(double) * (size_t)iters);
+        if (mine == NULL)
+            die("out of memory");
+        memcpy(mine, t, sizeof(double) * (size_t)iters);
+        *own_us = median(mine, iters);
+        free(mine);
     }
     if (all_ranks)
         MPI_Allreduce(MPI_IN_PLACE, t, iters, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
@@ -329,8 +337,8 @@ int main(int argc, char **argv)
     const char *lr = getenv("OMPI_COMM_WORLD_RANK");
     double alone_us = 0, cold_us = 0;
     if (lr == NULL || atoi(lr) == 0) {
-        alone_us = memcpy_us(biggest, 30, 0, 0);
-        cold_us = memcpy_us(biggest, 30, 0, 1);
+        alone_us = memcpy_us(biggest, 30, 0, 0, NULL);
+        cold_us = memcpy_us(biggest, 30, 0, 1, NULL);
     } else
         sleep(2);
 
@@ -342,7 +350,14 @@ int main(int argc, char **argv)
     if (ucoll_init(&r.uc) != UCOLL_OK)
         die("ucoll_init failed");
     ucc_start(&r);
-    const double together_us = memcpy_us(biggest, 30, 1, 0);
+    double own_us = 0;
+    const double together_us = memcpy_us(biggest, 30, 1, 0, &own_us);
+    /* each rank's own figure while all copy: the CPUs of one host need not be alike (a
+     * virtual machine's), and an even split of work waits for the slowest */
+    double *each_us = r.rank == 0 ? malloc(sizeof(double) * (size_t)r.size) : NULL;
+    if (r.rank == 0 && each_us == NULL)
+        die("out of memory");
+    MPI_Gather(&own_us, 1, MPI_DOUBLE, each_us, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
 
     const size_t n_max = biggest / sizeof(float);
     for (int l = 0; l < NLIBS; l++) {
@@ -428,6 +443,13 @@ int main(int argc, char **argv)
                "(%.2f GB/s), rank 0 cold %.1f us (%.2f GB/s)\n",
                biggest, alone_us, biggest / alone_us * 1e-3, r.size, together_us,
                biggest / together_us * 1e-3, cold_us, biggest / cold_us * 1e-3);
+    if (r.rank == 0) {
+        printf("# each rank's memcpy %zu B while all %d copy:", biggest, r.size);
+        for (int q = 0; q < r.size; q++)
+            printf(" rank %d %.1f us (%.2f GB/s)%s", q, each_us[q], biggest / each_us[q] * 1e-3,
+                   q + 1 < r.size ? "," : "\n");
+    }
+    free(each_us);
     while (ucc_team_destroy(r.team) == UCC_INPROGRESS)
         ucc_context_progress(r.ctx);
     ucoll_finalize(r.uc);
