@@ -137,7 +137,8 @@ for np_, v in memcpy.items():
     c = max(cold[np_])
     print(f"np={np_}: the same memcpy with 64 MiB written before each copy (caches as the"
           f" other libraries' calls leave them) {c:.2f} GB/s: {100 * gbs / c:.0f} %")
-    for k, launch in enumerate(each[np_]):
+for np_, launches in each.items():
+    for k, launch in enumerate(launches):
         print(f"np={np_}: launch {k + 1}, each rank's memcpy while all copy (GB/s): "
               + ", ".join(f"rank {q} {g:.2f}" for q, g in enumerate(launch))
               + f"; slowest / fastest {min(launch) / max(launch):.2f}")

@@ -108,17 +108,17 @@ typedef struct {
     int root;
     double percentile;
     int in_place, persistent, csv;
-    int mem_alloc;    /* -M */
-    int interleave;   /* -I */
-    int thread_level; /* -t: 1 + ucoll_thread_level_t; 0: plain ucoll_init */
-    double spin_ns;   /* -S: > 0 runs OP as a user op that also spins this long per element */
-    int cache_state;  /* -C: one of CACHE_* */
-    size_t cache_bytes;
+    int mem_alloc;      /* -M */
+    int interleave;     /* -I */
+    int thread_level;   /* -t: 1 + ucoll_thread_level_t; 0: plain ucoll_init */
+    double spin_ns;     /* -S: > 0 runs OP as a user op that also spins this long per element */
+    int cache_state;    /* -C: one of CACHE_* */
+    size_t cache_bytes; /* -C dirty and clean: bytes of other memory */
 } opts_t;
 
 /* what the caches hold when a timed call starts (-C), set up before each iteration's barrier */
 enum {
-    CACHE_WARM,    /* what the previous iteration left: inputs read, clean */
+    CACHE_WARM,    /* what the previous iteration left: inputs not touched since */
     CACHE_WRITTEN, /* the inputs just written again, as by a program that computed them */
     CACHE_DIRTY,   /* cache_bytes of other memory just written, as other work leaves them */
     CACHE_CLEAN    /* cache_bytes of other memory just read */
@@ -168,7 +168,8 @@ static void usage(FILE *f)
             "  -C STATE     the caches when each timed call starts: warm (default: what the\n"
             "               last iteration left), written (the inputs written again before\n"
             "               it), dirty[:BYTES] or clean[:BYTES] (BYTES, default 64M, of other\n"
-            "               memory written or read before it)\n"
+            "               memory written or read before it); with -i and for bcast the\n"
+            "               inputs are written again before every call in any state\n"
             "  -t LEVEL     init by ucoll_init_thread at single|funneled|serialized|multiple\n"
             "               (default: ucoll_init, single), to measure what a level costs\n"
             "  -I           interleaved: every algorithm on a communicator of its own, their\n"
@@ -338,7 +339,7 @@ static void parse_options(int argc, char **argv, opts_t *o)
             if (colon != NULL)
                 *colon = '\0';
             o->cache_state = -1;
-            for (int k = 0; k < 4; k++)
+            for (int k = 0; k < (int)(sizeof(cache_states) / sizeof(cache_states[0])); k++)
                 if (strcmp(optarg, cache_states[k]) == 0)
                     o->cache_state = k;
             if (o->cache_state < 0)
@@ -630,7 +631,7 @@ typedef struct {
     ucoll_op_t call_op; /* the op the collectives get (a user op with -S) */
     size_t esize;
     void *sendbuf, *recvbuf, *input, *expect, *tmp;
-    size_t span;          /* bytes of this size's input */
+    size_t span;          /* bytes of this size's sendbuf (N blocks for block collectives) */
     unsigned char *other; /* -C dirty and clean: the other memory */
     unsigned long other_sum;
     size_t *counts, *displs; /* the v forms': every count one block, blocks back to back */
@@ -1076,27 +1077,41 @@ static void prepare_size(run_t *r, size_t count, size_t span, ucoll_request_t **
         die(r, "creating the persistent request", st);
 }
 
-/* -C: the caches as the option asks, before iteration `it` */
-static void set_caches(run_t *r, long it)
+/* elements of sendbuf this rank's call reads: what -C written writes again. In place,
+ * reset_buffers already wrote the input the call reads from recvbuf (and bcast's root's) */
+static size_t sendbuf_read(const run_t *r, size_t count)
 {
+    const ucoll_coll_t c = r->coll;
+    const int at_root = r->rank == r->o->root;
+    if (c == UCOLL_COLL_BARRIER || c == UCOLL_COLL_BCAST)
+        return 0;
+    if (c == UCOLL_COLL_GATHER || c == UCOLL_COLL_GATHERV) /* in place at the root only */
+        return r->o->in_place && at_root ? 0 : count;
+    if (c == UCOLL_COLL_ALLGATHER || c == UCOLL_COLL_ALLGATHERV)
+        return r->o->in_place ? 0 : count;
+    if (c == UCOLL_COLL_SCATTER || c == UCOLL_COLL_SCATTERV) /* the root's N blocks */
+        return at_root ? r->span / r->esize : 0;
+    return r->o->in_place ? 0 : r->span / r->esize;
+}
+
+/* -C: the caches as the option asks, before iteration `it`. Plain loops, not memcpy or
+ * memset: a C library may store large blocks past the caches (non-temporal stores) */
+static void set_caches(run_t *r, size_t count, long it)
+{
+    volatile unsigned char *other = r->other;
     switch (r->o->cache_state) {
-    case CACHE_WRITTEN: { /* the same values again; in place, reset_buffers wrote recvbuf, and
-                           * only gather(v) and scatter(v) still send from sendbuf somewhere */
-        const ucoll_coll_t c = r->coll;
-        if (c != UCOLL_COLL_BARRIER &&
-            (!r->o->in_place || c == UCOLL_COLL_GATHER || c == UCOLL_COLL_GATHERV ||
-             c == UCOLL_COLL_SCATTER || c == UCOLL_COLL_SCATTERV))
-            memcpy(r->sendbuf, r->input, r->span);
+    case CACHE_WRITTEN: /* the same values again */
+        fill_input(r->dtype, r->op, r->rank, r->sendbuf, sendbuf_read(r, count));
         break;
-    }
-    case CACHE_DIRTY:
-        memset(r->other, (int)(it & 0x7f), r->o->cache_bytes);
+    case CACHE_DIRTY: /* a store in every line makes it dirty */
+        for (size_t i = 0; i < r->o->cache_bytes; i += 64)
+            other[i] = (unsigned char)it;
         break;
     case CACHE_CLEAN: {
         unsigned long sum = 0;
         for (size_t i = 0; i < r->o->cache_bytes; i += 64)
-            sum += r->other[i];
-        *(volatile unsigned long *)&r->other_sum = sum; /* the reads must happen */
+            sum += other[i];
+        r->other_sum = sum;
         break;
     }
     }
@@ -1111,7 +1126,7 @@ static double time_one(run_t *r, ucoll_request_t *req, const char *alg, size_t b
     ucoll_status_t st;
     if (o->in_place || r->coll == UCOLL_COLL_BCAST)
         reset_buffers(r, count);
-    set_caches(r, it);
+    set_caches(r, count, it);
     if ((st = ucoll_barrier(r->comm)) != UCOLL_OK)
         die(r, "ucoll_barrier", st);
     double t0 = now_us();

@@ -934,22 +934,32 @@ run_job "ucoll_perf gather np=3 persistent, in place at root 2" 3 180 "" ./ucoll
     -r 2 -p -i -b 8 -e 4K -f 8 -n 3 -w 1 -v
 run_job "ucoll_perf reduce_scatter np=3 max" 3 180 "" ./ucoll_perf -c reduce_scatter -o max \
     -b 8 -e 4K -f 8 -n 3 -w 1 -v
-# -C sets the caches before each iteration's barrier: `written` writes the inputs again (the
-# first timed result is checked after such rewrites), dirty and clean touch other memory only
+# -C sets the caches before each iteration's barrier: `written` writes again the inputs each
+# rank's call reads (the first timed result is checked after such rewrites), dirty and clean
+# touch other memory only; the table's box names the state
 run_job "ucoll_perf np=2 -C written, from ucoll_mem_alloc" 2 120 "" ./ucoll_perf -M -C written \
     -c allreduce -d float32 -b 8 -e 64K -f 8 -n 3 -w 2 -v
 run_job "ucoll_perf np=3 -C written, scatter at root 1" 3 180 "" ./ucoll_perf -C written \
     -c scatter -r 1 -b 8 -e 4K -f 8 -n 3 -w 2 -v
+run_job "ucoll_perf np=3 -C written, gather in place at root 1, persistent" 3 180 "" \
+    ./ucoll_perf -C written -i -p -c gather -r 1 -b 8 -e 4K -f 8 -n 3 -w 2 -v
 run_job "ucoll_perf np=2 -C dirty:1M, exscan in place" 2 120 "" ./ucoll_perf -C dirty:1M -i \
     -c exscan -b 8 -e 4K -f 8 -n 3 -w 2 -v
-run_job "ucoll_perf np=2 -C clean:1M, bcast" 2 120 "" ./ucoll_perf -C clean:1M -c bcast \
-    -b 8 -e 4K -f 8 -n 3 -w 2 -v
+cc_name="ucoll_perf np=2 -C clean:1M, bcast, interleaved"
+run_job "$cc_name" 2 120 "" ./ucoll_perf -C clean:1M -I -a binomial,auto -c bcast -b 8 -e 4K \
+    -f 8 -n 3 -w 2
+if grep -q -E '^\| Caches: +clean: 1048576 B of other memory read before each call' \
+    "$(job_log "$cc_name")"; then
+    pass "ucoll_perf -C clean:1M: the box names the state"
+else
+    fail "ucoll_perf -C clean:1M: the box names the state" "$(job_log "$cc_name")"
+fi
 # a value -C does not know: exit 2 and the reason, before any launch
 for bad in "bogus:is not warm, written, dirty or clean" "written:4M:takes no size" \
     "dirty:0:must be at least 1 byte" "clean:2X:is not a byte count"; do
     arg=${bad%:*} want=${bad##*:}
     log="$LOGDIR/ucoll_perf_C_${arg//[^a-zA-Z0-9]/_}.log"
-    ./ucoll_perf -C "$arg" >"$log" 2>&1
+    timeout -k 5 60 ./ucoll_perf -C "$arg" >"$log" 2>&1
     rc=$?
     if [ "$rc" = 2 ] && grep -q -- "$want" "$log"; then
         pass "ucoll_perf -C $arg: exit 2, \"$want\""
