@@ -11,6 +11,11 @@
 # whose speed changes every few minutes, that is the fair comparison). A cell is SLOW where
 # auto is more than 1.10x the fastest in every launch; the count of cells above 1.10 by the
 # smallest medians (which may come from different launches) is printed as well.
+# A flagged cell (SLOW or WRONG PICK) is then measured again, CONFIRM launches of its size
+# alone with auto, every algorithm it picked and every launch's fastest interleaved, and
+# analysed the same way: the confirmation table says which flags held on a second look and
+# which were one launch's noise (on this VM a cell's fastest algorithm can swap between two
+# launches minutes apart, e.g. at 3 ranks on 2 CPUs).
 # Each launch runs with UCOLL_PRINT_ALG=1, so the table also names the algorithm auto picked
 # (pick; launches that picked differently are joined by "/") and, per launch, pick/fastest:
 # the picked algorithm's own time (its named entry in the same launch) over the fastest's. A
@@ -22,7 +27,8 @@
 # choice.
 #
 # Usage: perf/auto_sweep.sh [-B BUILD_DIR] [-o OUT_CSV] [-n "NPS"] [-c "COLLS"] [-b MIN]
-#                           [-e MAX] [-f FACTOR] [-r REPS] [-d DTYPE] [-t SECONDS]
+#                           [-e MAX] [-f FACTOR] [-r REPS] [-k CONFIRM] [-d DTYPE]
+#                           [-t SECONDS]
 #   -B  build directory holding ucoll_perf, ucoll_info and ucoll_sched (default .)
 #   -o  CSV of every measurement (default /tmp/auto_sweep.csv), auto's picks beside it
 #       (OUT_CSV without .csv, then -picks.csv); the table goes to stdout
@@ -32,13 +38,14 @@
 #   -b, -e, -f  sizes from MIN to MAX by FACTOR (default 16, 16M, 4: 64K, 1M and 16M among
 #       them); for the block collectives the bytes of one block, up to 4M
 #   -r  launches per (np, coll), the smallest median kept (default 2)
+#   -k  launches per flagged cell in the confirmation pass (default 3; 0: none)
 #   -d  datatype (default float32, op sum)
 #   -t  timeout of one launch in seconds (default 600)
 set -euo pipefail
 
-build=. out=/tmp/auto_sweep.csv nps="2 3" min=16 max=16M factor=4 reps=2 dtype=float32 secs=600
+build=. out=/tmp/auto_sweep.csv nps="2 3" min=16 max=16M factor=4 reps=2 confirm=3 dtype=float32 secs=600
 colls="allreduce reduce bcast exscan scan allgather reduce_scatter_block alltoall gather scatter"
-while getopts "B:o:n:c:b:e:f:r:d:t:h" opt; do
+while getopts "B:o:n:c:b:e:f:r:k:d:t:h" opt; do
     case $opt in
     B) build=$OPTARG ;;
     o) out=$OPTARG ;;
@@ -48,6 +55,7 @@ while getopts "B:o:n:c:b:e:f:r:d:t:h" opt; do
     e) max=$OPTARG ;;
     f) factor=$OPTARG ;;
     r) reps=$OPTARG ;;
+    k) confirm=$OPTARG ;;
     d) dtype=$OPTARG ;;
     t) secs=$OPTARG ;;
     h)
@@ -56,7 +64,7 @@ while getopts "B:o:n:c:b:e:f:r:d:t:h" opt; do
         ;;
     *)
         echo "usage: $0 [-B BUILD] [-o CSV] [-n NPS] [-c COLLS] [-b MIN] [-e MAX] [-f F]" \
-            "[-r REPS] [-d DTYPE] [-t SECS]" >&2
+            "[-r REPS] [-k CONFIRM] [-d DTYPE] [-t SECS]" >&2
         exit 2
         ;;
     esac
@@ -64,6 +72,18 @@ done
 shift $((OPTIND - 1))
 if [ $# -gt 0 ]; then
     echo "$0: unexpected argument '$1'" >&2
+    exit 2
+fi
+for v in "$reps" "$confirm"; do
+    case $v in
+    '' | *[!0-9]*)
+        echo "$0: -r and -k take a number of launches, not '$v'" >&2
+        exit 2
+        ;;
+    esac
+done
+if [ "$reps" -lt 1 ]; then
+    echo "$0: -r must be at least 1" >&2
     exit 2
 fi
 for f in "$build/ucoll_perf" "$build/ucoll_info" "$build/ucoll_sched"; do
@@ -101,6 +121,27 @@ block_coll() {
     return 1
 }
 
+# one launch of ucoll_perf -I: launch NP COLL ALGS MIN MAX FACTOR LABEL CSV PICKS appends its
+# medians to CSV and auto's picks to PICKS, both tagged with LABEL
+launch() {
+    local np=$1 coll=$2 algs=$3 lo=$4 hi=$5 f=$6 label=$7 csv=$8 pk=$9
+    if ! UCOLL_PRINT_ALG=1 setsid timeout -k 5 "$secs" mpirun -x UCX_NET_DEVICES \
+        -x UCOLL_PRINT_ALG -np "$np" \
+        "$build/ucoll_perf" -I -c "$coll" -a "$algs" -b "$lo" -e "$hi" -f "$f" \
+        -d "$dtype" -v >/tmp/auto_sweep.$$ 2>/tmp/auto_sweep.$$.err; then
+        echo "$0: np=$np $coll launch $label failed:" >&2
+        grep -v '^ucoll: auto on comm' /tmp/auto_sweep.$$.err | tail -5 >&2
+        exit 1
+    fi
+    awk -F, -v np="$np" -v c="$coll" -v l="$label" \
+        'NR > 1 { print np "," c "," $1 "," $2 "," $5 "," l }' /tmp/auto_sweep.$$ >>"$csv"
+    # "ucoll: auto on comm C (P ranks): COLL of N DTYPE (B B): ALG": the benchmark's own calls
+    # (other collectives and dtypes) and world (comm 0) left out
+    sed -nE "s/^ucoll: auto on comm ([0-9]+) \(${np} ranks\): ${coll} of [0-9]+ ${dtype} \(([0-9]+) B\): (.*)$/\1 \2 \3/p" \
+        /tmp/auto_sweep.$$.err | awk -v np="$np" -v c="$coll" -v l="$label" \
+        '$1 != 0 { print np "," c "," $2 "," l "," $3 }' >>"$pk"
+}
+
 picks=${out%.csv}-picks.csv
 echo "np,coll,algorithm,size,p50_us,launch" >"$out"
 echo "np,coll,size,launch,pick" >"$picks"
@@ -114,28 +155,15 @@ for np in $nps; do
         top=$max
         block_coll "$coll" && [ "$(numfmt --from=iec "$max")" -gt 4194304 ] && top=4M
         for rep in $(seq "$reps"); do
-            if ! UCOLL_PRINT_ALG=1 setsid timeout -k 5 "$secs" mpirun -x UCX_NET_DEVICES \
-                -x UCOLL_PRINT_ALG -np "$np" \
-                "$build/ucoll_perf" -I -c "$coll" -a "auto,$algs" -b "$min" -e "$top" -f "$factor" \
-                -d "$dtype" -v >/tmp/auto_sweep.$$ 2>/tmp/auto_sweep.$$.err; then
-                echo "$0: np=$np $coll launch $rep failed:" >&2
-                grep -v '^ucoll: auto on comm' /tmp/auto_sweep.$$.err | tail -5 >&2
-                exit 1
-            fi
-            awk -F, -v np="$np" -v c="$coll" -v l="$rep" \
-                'NR > 1 { print np "," c "," $1 "," $2 "," $5 "," l }' \
-                /tmp/auto_sweep.$$ >>"$out"
-            # "ucoll: auto on comm C (P ranks): COLL of N DTYPE (B B): ALG": the benchmark's
-            # own calls (other collectives and dtypes) and world (comm 0) left out
-            sed -nE "s/^ucoll: auto on comm ([0-9]+) \(${np} ranks\): ${coll} of [0-9]+ ${dtype} \(([0-9]+) B\): (.*)$/\1 \2 \3/p" \
-                /tmp/auto_sweep.$$.err | awk -v np="$np" -v c="$coll" -v l="$rep" \
-                '$1 != 0 { print np "," c "," $2 "," l "," $3 }' >>"$picks"
+            launch "$np" "$coll" "auto,$algs" "$min" "$top" "$factor" "$rep" "$out" "$picks"
         done
     done
 done
-rm -f /tmp/auto_sweep.$$ /tmp/auto_sweep.$$.err
 
-python3 - "$out" "$picks" "$build/ucoll_sched" <<'PY'
+# analyse CSV PICKS FLAGGED: prints the table; writes each flagged cell to FLAGGED as
+# "np coll size alg,alg,..." (auto, its picks, each launch's fastest)
+analyse() {
+    python3 - "$1" "$2" "$build/ucoll_sched" "$3" <<'PY'
 import collections, csv, functools, re, subprocess, sys
 @functools.lru_cache(maxsize=None)
 def schedule(coll, alg, np_, size):
@@ -145,6 +173,7 @@ def schedule(coll, alg, np_, size):
     r = subprocess.run([sys.argv[3], "-c", coll, "-a", alg, "-p", str(np_), "-m", str(size),
                         "--ranks"], capture_output=True, text=True)
     return r.stdout.split("\n", 1)[1] if r.returncode == 0 else None
+flagged = open(sys.argv[4], "w") if sys.argv[4] != "-" else None
 picked = collections.defaultdict(dict)  # (np, coll, size) -> launch -> auto's pick
 for r in csv.DictReader(open(sys.argv[2])):
     picked[(int(r["np"]), r["coll"], int(r["size"]))][r["launch"]] = r["pick"]
@@ -166,10 +195,12 @@ for (np_, coll, size), d in best.items():
     per, pick_per, same_as = [], [], set()
     picks = picked.get((np_, coll, size), {})
     wrong_in_every = True
+    to_confirm = ["auto"]  # auto, then its picks and each launch's fastest, as run by name
     for launch, algs in launches[(np_, coll, size)].items():
         others = {a: v for a, v in algs.items() if a != "auto"}
         if "auto" in algs and others:
             per.append(algs["auto"] / min(others.values()))
+            to_confirm.append(min(others, key=others.get))
         # pipeline:K and tree:K run as the sweep's plain pipeline and tree (the k of the same
         # model); a node-aware pick is its first word
         pick = picks.get(launch, "").split(" ")[0]
@@ -178,6 +209,7 @@ for (np_, coll, size), d in best.items():
         if pick not in algs or not others:
             wrong_in_every = False
             continue
+        to_confirm.append(pick)
         fastest = min(others, key=others.get)
         pick_per.append(algs[pick] / others[fastest])
         # not wrong in this launch: within 10 %, or the fastest's own schedule under another name
@@ -193,6 +225,8 @@ for (np_, coll, size), d in best.items():
     slow += is_slow
     slow_min += ratio > 1.10
     wrong += is_wrong
+    if (is_slow or is_wrong) and flagged is not None:
+        print(np_, coll, size, ",".join(dict.fromkeys(to_confirm)), file=flagged)
     flag = (" SLOW" if is_slow else "") + (" WRONG PICK" if is_wrong else "")
     names = "/".join(sorted(set(p.split(" ")[0] for p in picks.values()))) or "?"
     print(f"{np_:>2} {coll:<21} {size:>9} {auto:>10.2f} {name:<19} {t:>10.2f} {ratio:>12.2f}  "
@@ -204,3 +238,23 @@ print(f"cells above 1.10 by the smallest medians of all launches: {slow_min} of 
 print(f"cells where auto's pick, run by name, is more than 10% slower than the fastest in every"
       f" launch (WRONG PICK): {wrong} of {len(best)}")
 PY
+}
+
+flagged=/tmp/auto_sweep.$$.flagged
+analyse "$out" "$picks" "$flagged"
+if [ "$confirm" -gt 0 ] && [ -s "$flagged" ]; then
+    ccsv=${out%.csv}-confirm.csv
+    cpicks=${out%.csv}-confirm-picks.csv
+    echo "np,coll,algorithm,size,p50_us,launch" >"$ccsv"
+    echo "np,coll,size,launch,pick" >"$cpicks"
+    while read -r np coll size algs; do
+        for rep in $(seq "$confirm"); do
+            launch "$np" "$coll" "$algs" "$size" "$size" 2 "$rep" "$ccsv" "$cpicks" </dev/null
+        done
+    done <"$flagged"
+    echo
+    echo "confirmation: each flagged cell again, $confirm launches of its size alone" \
+        "(auto, its picks and the fastest interleaved; $ccsv)"
+    analyse "$ccsv" "$cpicks" -
+fi
+rm -f /tmp/auto_sweep.$$ /tmp/auto_sweep.$$.err "$flagged"
