@@ -28,7 +28,7 @@
 #
 # Usage: perf/auto_sweep.sh [-B BUILD_DIR] [-o OUT_CSV] [-n "NPS"] [-c "COLLS"] [-b MIN]
 #                           [-e MAX] [-f FACTOR] [-r REPS] [-k CONFIRM] [-d DTYPE]
-#                           [-t SECONDS]
+#                           [-t SECONDS] [-M] [-C STATE]
 #   -B  build directory holding ucoll_perf, ucoll_info and ucoll_sched (default .)
 #   -o  CSV of every measurement (default /tmp/auto_sweep.csv), auto's picks beside it
 #       (OUT_CSV without .csv, then -picks.csv); the table goes to stdout
@@ -41,11 +41,17 @@
 #   -k  launches per flagged cell in the confirmation pass (default 3; 0: none)
 #   -d  datatype (default float32, op sum)
 #   -t  timeout of one launch in seconds (default 600)
+#   -M  buffers from ucoll_mem_alloc (ucoll_perf -M); with UCOLL_SINGLE_COPY_MIN=regions in the
+#       environment, auto is measured where perf/targets.sh MEM_ALLOC=1 measures it
+#   -C  the caches when each timed call starts (ucoll_perf -C: warm, written, dirty[:BYTES],
+#       clean[:BYTES]); default warm
+# Every UCOLL_* variable of this shell reaches every rank.
 set -euo pipefail
 
 build=. out=/tmp/auto_sweep.csv nps="2 3" min=16 max=16M factor=4 reps=2 confirm=3 dtype=float32 secs=600
+perf_flags=()
 colls="allreduce reduce bcast exscan scan allgather reduce_scatter_block alltoall gather scatter"
-while getopts "B:o:n:c:b:e:f:r:k:d:t:h" opt; do
+while getopts "B:o:n:c:b:e:f:r:k:d:t:MC:h" opt; do
     case $opt in
     B) build=$OPTARG ;;
     o) out=$OPTARG ;;
@@ -58,13 +64,15 @@ while getopts "B:o:n:c:b:e:f:r:k:d:t:h" opt; do
     k) confirm=$OPTARG ;;
     d) dtype=$OPTARG ;;
     t) secs=$OPTARG ;;
+    M) perf_flags+=(-M) ;;
+    C) perf_flags+=(-C "$OPTARG") ;;
     h)
         sed -n '2,/^set -e/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'
         exit 0
         ;;
     *)
         echo "usage: $0 [-B BUILD] [-o CSV] [-n NPS] [-c COLLS] [-b MIN] [-e MAX] [-f F]" \
-            "[-r REPS] [-k CONFIRM] [-d DTYPE] [-t SECS]" >&2
+            "[-r REPS] [-k CONFIRM] [-d DTYPE] [-t SECS] [-M] [-C STATE]" >&2
         exit 2
         ;;
     esac
@@ -95,6 +103,10 @@ done
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_oob_tcp_if_include=lo
 export UCX_NET_DEVICES=${UCX_NET_DEVICES:-lo}
+fwd=(-x UCX_NET_DEVICES -x UCOLL_PRINT_ALG)
+for v in $(compgen -e | grep -E '^UCOLL_'); do
+    [ "$v" = UCOLL_PRINT_ALG ] || fwd+=(-x "$v")
+done
 
 # the algorithms ucoll_info lists under "COLL:", without auto and node-aware; pipeline[:K]
 # as plain pipeline (its k from the model); doubling:Q left out (best-doubling et al. name its
@@ -125,12 +137,14 @@ block_coll() {
 # medians to CSV and auto's picks to PICKS, both tagged with LABEL
 launch() {
     local np=$1 coll=$2 algs=$3 lo=$4 hi=$5 f=$6 label=$7 csv=$8 pk=$9
-    if ! UCOLL_PRINT_ALG=1 setsid timeout -k 5 "$secs" mpirun -x UCX_NET_DEVICES \
-        -x UCOLL_PRINT_ALG -np "$np" \
+    if ! UCOLL_PRINT_ALG=1 setsid timeout -k 5 "$secs" mpirun "${fwd[@]}" -np "$np" \
         "$build/ucoll_perf" -I -c "$coll" -a "$algs" -b "$lo" -e "$hi" -f "$f" \
-        -d "$dtype" -v >/tmp/auto_sweep.$$ 2>/tmp/auto_sweep.$$.err; then
+        -d "$dtype" ${perf_flags[@]+"${perf_flags[@]}"} -v \
+        >/tmp/auto_sweep.$$ 2>/tmp/auto_sweep.$$.err; then
         echo "$0: np=$np $coll launch $label failed:" >&2
-        grep -v '^ucoll: auto on comm' /tmp/auto_sweep.$$.err | tail -5 >&2
+        # ucoll_perf's own complaint (a bad -C), else the launch's last words
+        grep -m 3 '^ucoll_perf: ' /tmp/auto_sweep.$$.err >&2 ||
+            grep -v '^ucoll: auto on comm' /tmp/auto_sweep.$$.err | tail -5 >&2
         exit 1
     fi
     awk -F, -v np="$np" -v c="$coll" -v l="$label" \
