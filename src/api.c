@@ -516,9 +516,10 @@ static ucoll_status_t finalize_locked(ucoll_comm_t *world)
                 "writes_outrun %llu quarantined %llu\n",
                 ctx->bs->rank, ts.shm_sent, ts.shm_received, ts.shm_unexpected,
                 ts.copies_sent - ctx->measure_copies_sent,
-                ts.copies_read - ctx->measure_copies_read, ts.copies_mapped, ts.copies_lent,
-                ts.offers_sent, ts.copies_written, ts.writes_taken, tp_single_copy_ptracer_any(),
-                ts.pool_chunks, ts.writes_outrun, ts.pool_quarantined);
+                ts.copies_read - ctx->measure_copies_read,
+                ts.copies_mapped - ctx->measure_copies_mapped, ts.copies_lent, ts.offers_sent,
+                ts.copies_written, ts.writes_taken, tp_single_copy_ptracer_any(), ts.pool_chunks,
+                ts.writes_outrun, ts.pool_quarantined);
     tp_destroy(ctx->tp);
     shrink_free_all(ctx); /* (UCX may read an abandoned send's buffer until tp_destroy) */
     ctx->bs->finalize(ctx->bs);

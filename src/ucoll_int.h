@@ -215,7 +215,7 @@ struct ucoll_ctx {
     int single_copy_on;
     int single_copy_forced; /* init's cost model: every request may go by single copy */
     /* single-copy descriptors init's cost model sent and read (left out of test counts) */
-    unsigned long long measure_copies_sent, measure_copies_read;
+    unsigned long long measure_copies_sent, measure_copies_read, measure_copies_mapped;
     int host_crowded;  /* this rank's host has more ranks (of this job) than CPUs */
     int rings_missing; /* this rank has on-host peers but no rings (UCOLL_SHM=0, mapping failed) */
     /* the host's CPUs when every rank is on this host and they are fewer than the ranks (the

@@ -652,22 +652,37 @@ else
 fi
 # a stated minimum sends every algorithm's messages from it up by single copy, so init's cost
 # model measures that path and prices it for every algorithm (only the receiver copies); a
-# minimum above the line's sizes (128 KiB to 1 MiB) leaves it unmeasured
+# minimum above the line's sizes (128 KiB to 1 MiB) leaves it unmeasured. Under regions the
+# program's buffers are regions, so init measures from regions too: every one of rank 0's
+# single-copy reads at init goes through a mapping (MAPPED "all"); under a numeric minimum,
+# from malloc's buffers, none does (MAPPED "none"). Init's reads are left out of the counts
+# of UCOLL_TEST_SHM_COUNTS (sc_regions below)
 sc_stated_model() {
-    local name=$1 np=$2 min=$3 want=$4 from=$5
+    local name=$1 np=$2 min=$3 want=$4 from=$5 mapped=${6:-} log counts n m
     run_job "$name" "$np" 120 "UCOLL_SINGLE_COPY_MIN=$min UCOLL_PRINT_COST=1" ./ucoll_perf -M \
         -c bcast -d int32 -b 8 -e 8 -n 1 -w 0
     cost_model_said "$name" "the cost model priced stated single copy for every algorithm" \
         "$want" "^ucoll: cost model: single copy of $from to 0 B \\(every algorithm, stated\\)"
+    [ -n "$mapped" ] || return 0
+    log="$(job_log "$name")"
+    # "..., the receiver's copy alone; N of rank 0's M single-copy reads at init through mappings"
+    counts=$(sed -nE "s/^ucoll: cost model: single copy .*; ([0-9]+) of rank 0's ([0-9]+) single-copy reads at init through mappings$/\1 \2/p" "$log")
+    read -r n m <<<"${counts:-x 0}"
+    if [ "$m" -gt 0 ] && { { [ "$mapped" = all ] && [ "$n" = "$m" ]; } ||
+        { [ "$mapped" = none ] && [ "$n" = 0 ]; }; }; then
+        pass "$name: init's single-copy reads through mappings: $counts ($mapped)"
+    else
+        fail "$name: init's single-copy reads through mappings: '$counts' (want $mapped of them, more than 0)" "$log"
+    fi
 }
 from=131072
 [ "$cpus" -lt 2 ] || from=8192
-sc_stated_model "ucoll_perf np=2 regions: the cost model's single copy" 2 regions 1 "$from"
+sc_stated_model "ucoll_perf np=2 regions: the cost model's single copy" 2 regions 1 "$from" all
 from=131072
 [ "$cpus" -lt 3 ] || from=8192
-sc_stated_model "ucoll_perf np=3 regions: the cost model's single copy" 3 regions 1 "$from"
+sc_stated_model "ucoll_perf np=3 regions: the cost model's single copy" 3 regions 1 "$from" all
 sc_stated_model "ucoll_perf np=2 UCOLL_SINGLE_COPY_MIN=65536: the cost model's single copy" 2 \
-    65536 1 65536
+    65536 1 65536 none
 sc_stated_model "ucoll_perf np=2 UCOLL_SINGLE_COPY_MIN=262144: no single-copy line" 2 262144 0 \
     '[0-9]+'
 
