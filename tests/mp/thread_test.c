@@ -20,8 +20,9 @@
  *            checked allreduces on the new comm, its free (concurrent splits must give the
  *            new comms distinct tags in this process).
  * Every call must return UCOLL_OK. Usage: thread_test --expect-size N [--threads T]
- * [--iters K] [--rounds R] [--shared S] [--splits P]. Output: FAIL lines, then one verdict line per
- * rank. Exit 0 when everything is right.
+ * [--iters K] [--rounds R] [--shared S] [--splits P] [--vlen E]: vectors of E int64 (default 3;
+ * 1024 makes 8 KiB messages, past the on-host rings' 4 KiB, e.g. for single copy). Output: FAIL
+ * lines, then one verdict line per rank. Exit 0 when everything is right.
  */
 #include <ucoll.h>
 
@@ -35,11 +36,12 @@
 #include <time.h>
 
 #define MAX_THREADS 16
-#define VLEN 3 /* elements per vector */
-#define NREQ 5 /* requests per thread and round in phase 2 */
+#define VLEN_MAX 1024 /* most elements per vector (--vlen) */
+#define NREQ 5        /* requests per thread and round in phase 2 */
 #define SENTINEL INT64_C(-777)
 
 static int g_rank, g_size, g_threads = 4;
+static int g_vlen = 3; /* elements per vector */
 static long g_iters = 10000, g_rounds = 200, g_shared = 300, g_splits = 50;
 static atomic_long g_checks, g_fails;
 static ucoll_comm_t *g_comm[MAX_THREADS];
@@ -62,7 +64,7 @@ static void check_st(int t, long i, const char *what, ucoll_status_t st)
 
 static void check_vec(int t, long i, const char *what, const int64_t *got, const int64_t *want)
 {
-    for (int j = 0; j < VLEN; j++) {
+    for (int j = 0; j < g_vlen; j++) {
         atomic_fetch_add(&g_checks, 1);
         if (got[j] != want[j]) {
             fail(t, i, what, (long long)got[j], (long long)want[j]);
@@ -80,7 +82,7 @@ static int64_t value(int t, long i, int r, int j)
 /* want[j] = sum of value(t, i, q, j) over q in [lo, hi) */
 static void sum_range(int t, long i, int lo, int hi, int64_t *want)
 {
-    for (int j = 0; j < VLEN; j++) {
+    for (int j = 0; j < g_vlen; j++) {
         want[j] = 0;
         for (int q = lo; q < hi; q++)
             want[j] += value(t, i, q, j);
@@ -89,13 +91,13 @@ static void sum_range(int t, long i, int lo, int hi, int64_t *want)
 
 static void fill(int t, long i, int r, int64_t *v)
 {
-    for (int j = 0; j < VLEN; j++)
+    for (int j = 0; j < g_vlen; j++)
         v[j] = value(t, i, r, j);
 }
 
 static void fill_sentinel(int64_t *v)
 {
-    for (int j = 0; j < VLEN; j++)
+    for (int j = 0; j < g_vlen; j++)
         v[j] = SENTINEL;
 }
 
@@ -104,17 +106,17 @@ static void blocking_step(int t, long i)
 {
     ucoll_comm_t *c = g_comm[t];
     const int r = ucoll_comm_rank(c), p = ucoll_comm_size(c), root = (int)(i % p);
-    int64_t in[VLEN], out[VLEN], want[VLEN];
+    int64_t in[VLEN_MAX], out[VLEN_MAX], want[VLEN_MAX];
     fill(t, i, r, in);
     fill_sentinel(out);
     switch (i % 5) {
     case 0:
-        check_st(t, i, "allreduce", ucoll_allreduce(c, in, out, VLEN, UCOLL_INT64, UCOLL_OP_SUM));
+        check_st(t, i, "allreduce", ucoll_allreduce(c, in, out, g_vlen, UCOLL_INT64, UCOLL_OP_SUM));
         sum_range(t, i, 0, p, want);
         check_vec(t, i, "allreduce", out, want);
         break;
     case 1:
-        check_st(t, i, "exscan", ucoll_exscan(c, in, out, VLEN, UCOLL_INT64, UCOLL_OP_SUM));
+        check_st(t, i, "exscan", ucoll_exscan(c, in, out, g_vlen, UCOLL_INT64, UCOLL_OP_SUM));
         if (r == 0)
             fill_sentinel(want); /* rank 0's recvbuf is left untouched */
         else
@@ -124,12 +126,12 @@ static void blocking_step(int t, long i)
     case 2:
         if (r == root)
             fill(t, i, root, out);
-        check_st(t, i, "bcast", ucoll_bcast(c, out, VLEN, UCOLL_INT64, root));
+        check_st(t, i, "bcast", ucoll_bcast(c, out, g_vlen, UCOLL_INT64, root));
         fill(t, i, root, want);
         check_vec(t, i, "bcast", out, want);
         break;
     case 3:
-        check_st(t, i, "reduce", ucoll_reduce(c, in, out, VLEN, UCOLL_INT64, UCOLL_OP_SUM, root));
+        check_st(t, i, "reduce", ucoll_reduce(c, in, out, g_vlen, UCOLL_INT64, UCOLL_OP_SUM, root));
         if (r == root)
             sum_range(t, i, 0, p, want);
         else
@@ -145,7 +147,7 @@ static void blocking_step(int t, long i)
 /* phase 2: the requests thread t posted in the current round, for thread t+1 to complete */
 struct handoff {
     ucoll_request_t *req[NREQ];
-    int64_t in[NREQ][VLEN], out[NREQ][VLEN];
+    int64_t in[NREQ][VLEN_MAX], out[NREQ][VLEN_MAX];
     long round;
 };
 static struct handoff g_handoff[MAX_THREADS];
@@ -162,16 +164,17 @@ static void post_round(int t, long round)
         fill_sentinel(h->out[k]);
         h->req[k] = NULL;
     }
-    check_st(t, i, "iallreduce",
-             ucoll_iallreduce(c, h->in[0], h->out[0], VLEN, UCOLL_INT64, UCOLL_OP_SUM, &h->req[0]));
+    check_st(
+        t, i, "iallreduce",
+        ucoll_iallreduce(c, h->in[0], h->out[0], g_vlen, UCOLL_INT64, UCOLL_OP_SUM, &h->req[0]));
     check_st(t, i, "iexscan",
-             ucoll_iexscan(c, h->in[1], h->out[1], VLEN, UCOLL_INT64, UCOLL_OP_SUM, &h->req[1]));
+             ucoll_iexscan(c, h->in[1], h->out[1], g_vlen, UCOLL_INT64, UCOLL_OP_SUM, &h->req[1]));
     if (r == root)
         fill(t, i + 2, root, h->out[2]);
-    check_st(t, i, "ibcast", ucoll_ibcast(c, h->out[2], VLEN, UCOLL_INT64, root, &h->req[2]));
+    check_st(t, i, "ibcast", ucoll_ibcast(c, h->out[2], g_vlen, UCOLL_INT64, root, &h->req[2]));
     check_st(
         t, i, "ireduce",
-        ucoll_ireduce(c, h->in[3], h->out[3], VLEN, UCOLL_INT64, UCOLL_OP_SUM, root, &h->req[3]));
+        ucoll_ireduce(c, h->in[3], h->out[3], g_vlen, UCOLL_INT64, UCOLL_OP_SUM, root, &h->req[3]));
     check_st(t, i, "ibarrier", ucoll_ibarrier(c, &h->req[4]));
 }
 
@@ -195,7 +198,7 @@ static void complete_round(int me, int poster)
         check_st(me, i, "test/wait of another thread's request", st);
         check_st(me, i, "request_free", ucoll_request_free(h->req[k]));
     }
-    int64_t want[VLEN];
+    int64_t want[VLEN_MAX];
     sum_range(poster, i, 0, p, want);
     check_vec(me, i, "iallreduce waited by another thread", h->out[0], want);
     if (r == 0)
@@ -233,7 +236,7 @@ static void shared_step(int t, long k)
 {
     const int r = ucoll_comm_rank(g_world), p = ucoll_comm_size(g_world);
     const long i = g_iters + g_rounds + NREQ + k;
-    int64_t in[VLEN], out[VLEN], want[VLEN];
+    int64_t in[VLEN_MAX], out[VLEN_MAX], want[VLEN_MAX];
     fill(t + 100, i, r, in);
     fill_sentinel(out);
     if (t == 1)
@@ -241,7 +244,7 @@ static void shared_step(int t, long k)
             sched_yield();
     check_st(
         t, i, "allreduce on the shared comm",
-        ucoll_allreduce(g_world, in, out, VLEN, UCOLL_INT64, t == 0 ? g_flag_sum : UCOLL_OP_SUM));
+        ucoll_allreduce(g_world, in, out, g_vlen, UCOLL_INT64, t == 0 ? g_flag_sum : UCOLL_OP_SUM));
     if (t == 0) /* a rank that applies no op (one folded in at p != 2^k) lets thread 1 go now */
         atomic_store(&g_first_applied, 1);
     sum_range(t + 100, i, 0, p, want);
@@ -258,11 +261,11 @@ static void split_step(int t, long k)
         return;
     const int r = ucoll_comm_rank(c), p = ucoll_comm_size(c);
     for (long j = i; j < i + 4; j++) {
-        int64_t in[VLEN], out[VLEN], want[VLEN];
+        int64_t in[VLEN_MAX], out[VLEN_MAX], want[VLEN_MAX];
         fill(t + 200, j, r, in);
         fill_sentinel(out);
         check_st(t, j, "allreduce on a new comm",
-                 ucoll_allreduce(c, in, out, VLEN, UCOLL_INT64, UCOLL_OP_SUM));
+                 ucoll_allreduce(c, in, out, g_vlen, UCOLL_INT64, UCOLL_OP_SUM));
         sum_range(t + 200, j, 0, p, want);
         check_vec(t, j, "allreduce on a new comm", out, want);
     }
@@ -323,17 +326,19 @@ int main(int argc, char **argv)
             g_shared = atol(argv[a + 1]);
         else if (strcmp(argv[a], "--splits") == 0)
             g_splits = atol(argv[a + 1]);
+        else if (strcmp(argv[a], "--vlen") == 0)
+            g_vlen = atoi(argv[a + 1]);
         else {
             fprintf(stderr, "thread_test: unknown option %s\n", argv[a]);
             return 2;
         }
     }
     if (expect < 1 || g_threads < 2 || g_threads > MAX_THREADS || g_iters < 0 || g_rounds < 0 ||
-        g_shared < 0 || g_splits < 0) {
+        g_shared < 0 || g_splits < 0 || g_vlen < 1 || g_vlen > VLEN_MAX) {
         fprintf(stderr,
                 "usage: thread_test --expect-size N [--threads 2..%d] [--iters K] "
-                "[--rounds R] [--shared S] [--splits P]\n",
-                MAX_THREADS);
+                "[--rounds R] [--shared S] [--splits P] [--vlen 1..%d]\n",
+                MAX_THREADS, VLEN_MAX);
         return 2;
     }
     ucoll_comm_t *world = NULL;
