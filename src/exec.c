@@ -395,49 +395,6 @@ static size_t segments(size_t count, size_t seg)
     return count <= seg ? 1 : (count + seg - 1) / seg;
 }
 
-static int regions_overlap(sched_region_t a, sched_region_t b)
-{
-    return a.buf == b.buf && a.off < b.off + b.count && b.off < a.off + a.count;
-}
-
-static int same_region(sched_region_t a, sched_region_t b)
-{
-    return a.buf == b.buf && a.off == b.off && a.count == b.count;
-}
-
-/* 1 if region a contains region r */
-static int region_covers(sched_region_t a, sched_region_t r)
-{
-    return a.buf == r.buf && a.off <= r.off && r.off + r.count <= a.off + a.count;
-}
-
-/* 1 unless the steps from `from` on overwrite region r (one XCHG receive or COPY covering it)
- * before any of them reads it: a region a lent message never lands in must not be read */
-static int region_read_later(const ucoll_request_t *req, size_t from, sched_region_t r)
-{
-    for (size_t i = from; i < req->sched.nsteps; i++) {
-        const sched_step_t *s = &req->sched.steps[i];
-        int reads = 0, covers = 0;
-        if (s->kind == SCHED_XCHG) {
-            reads = s->send_peer >= 0 && regions_overlap(s->send, r);
-            covers = s->recv_peer >= 0 && region_covers(s->recv, r);
-            if (!covers && s->recv_peer >= 0 && regions_overlap(s->recv, r))
-                return 1; /* written in part: the rest may be read later */
-        } else {
-            reads = regions_overlap(s->src, r) ||
-                    (s->kind == SCHED_REDUCE && regions_overlap(s->dst, r));
-            covers = s->kind == SCHED_COPY && region_covers(s->dst, r);
-            if (!covers && regions_overlap(s->dst, r))
-                return 1;
-        }
-        if (reads)
-            return 1;
-        if (covers)
-            return 0;
-    }
-    return 0;
-}
-
 static ucoll_status_t reserve_ops(ucoll_request_t *req, size_t n)
 {
     if (n <= req->ops_cap)
@@ -516,9 +473,9 @@ static void offer_later_receive(ucoll_request_t *req, const sched_step_t *step)
     const size_t bytes = later->recv.count * req->elem_size;
     const sched_region_t r = later->recv;
     if (!tp_single_copy_size(tp, peer, bytes) ||
-        (step->send_peer >= 0 && regions_overlap(step->send, r)) ||
-        (step->recv_peer >= 0 && regions_overlap(step->recv, r)) || regions_overlap(red->src, r) ||
-        regions_overlap(red->dst, r))
+        (step->send_peer >= 0 && sched_regions_overlap(step->send, r)) ||
+        (step->recv_peer >= 0 && sched_regions_overlap(step->recv, r)) ||
+        sched_regions_overlap(red->src, r) || sched_regions_overlap(red->dst, r))
         return;
     if (req->early_ops == NULL && (req->early_ops = tp_ops_resize(NULL, 2)) == NULL)
         return;
@@ -562,24 +519,16 @@ static ucoll_status_t post_round(ucoll_request_t *req, const sched_step_t *step)
     if (req->nrecv > 1 && req->pc + 1 < req->sched.nsteps) {
         const sched_step_t *next = &req->sched.steps[req->pc + 1];
         req->fused = next->kind == SCHED_REDUCE &&
-                     (same_region(next->src, step->recv) || same_region(next->dst, step->recv)) &&
-                     !(step->send_peer >= 0 && regions_overlap(next->dst, step->send));
+                     (sched_same_region(next->src, step->recv) ||
+                      sched_same_region(next->dst, step->recv)) &&
+                     !(step->send_peer >= 0 && sched_regions_overlap(next->dst, step->send));
     }
-    /* a single message by single copy whose REDUCE comes next: that REDUCE may read the
-     * sender's bytes in place where the sender's buffer lies in a region (ucoll_mem_alloc).
-     * The receive region then never holds them: it must be the REDUCE's dst (written by it),
-     * or scratch that nothing later reads (IN and OUT are the caller's to see) */
+    /* a single message by single copy whose REDUCE comes next (sched_receive_lendable): that
+     * REDUCE may read the sender's bytes in place where they lie in a region (ucoll_mem_alloc) */
     int lend = 0;
-    if (req->nrecv == 1 && req->pc + 1 < req->sched.nsteps &&
-        may_copy_once(req, step->recv.count) &&
+    if (req->nrecv == 1 && may_copy_once(req, step->recv.count) &&
         tp_single_copy_size(tp, comm->world_rank[step->recv_peer], step->recv.count * esz)) {
-        const sched_step_t *next = &req->sched.steps[req->pc + 1];
-        lend = next->kind == SCHED_REDUCE &&
-               (same_region(next->dst, step->recv) ||
-                (same_region(next->src, step->recv) && step->recv.buf >= SCHED_FIRST_SCRATCH &&
-                 !region_read_later(req, req->pc + 2, step->recv))) &&
-               !regions_overlap(next->src, next->dst) &&
-               !(step->send_peer >= 0 && regions_overlap(next->dst, step->send));
+        lend = sched_receive_lendable(&req->sched, req->pc);
         req->fused = lend;
     }
     /* a small message goes out before this rank's receive is posted: its latency is the
@@ -635,7 +584,7 @@ static void reduce_part(ucoll_request_t *req, const sched_step_t *red, const sch
     char *dst = (char *)region_addr(req, red->dst) + b;
     if (lent == NULL)
         op_apply(req->op, req->dtype, (const char *)region_addr(req, red->src) + b, dst, n);
-    else if (!same_region(red->dst, xchg->recv)) /* dst <- received (+) dst */
+    else if (!sched_same_region(red->dst, xchg->recv)) /* dst <- received (+) dst */
         op_apply(req->op, req->dtype, lent + b, dst, n);
     else
         op_apply_to(req->op, req->dtype, (const char *)region_addr(req, red->src) + b, lent + b,
@@ -651,8 +600,8 @@ static void *write_target(ucoll_request_t *req, const sched_step_t *red, void **
     if (next >= req->sched.nsteps || req->internal)
         return NULL;
     const sched_step_t *later = &req->sched.steps[next];
-    if (later->kind != SCHED_XCHG || later->send_peer < 0 || !same_region(later->send, red->dst) ||
-        !may_copy_once(req, later->send.count))
+    if (later->kind != SCHED_XCHG || later->send_peer < 0 ||
+        !sched_same_region(later->send, red->dst) || !may_copy_once(req, later->send.count))
         return NULL;
     tp_ctx_t *tp = req->comm->ctx->tp;
     *peer = req->comm->world_rank[later->send_peer];

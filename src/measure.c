@@ -316,6 +316,7 @@ ucoll_status_t measure_cost_model(ucoll_ctx_t *ctx)
             ctx->net.sc_min = tp_single_copy_min(ctx->tp);
             ctx->net.sc_max = cfg->single_copy_max;
             ctx->net.sc_every = !cfg->single_copy_auto;
+            ctx->net.sc_lends = cfg->single_copy_regions;
             ctx->net.sc_alpha_us = mine[4];
             ctx->net.sc_beta_ns = mine[5];
         }
@@ -350,6 +351,9 @@ ucoll_status_t measure_cost_model(ucoll_ctx_t *ctx)
                     c->sc_every ? "every algorithm, stated" : "algorithms that send their input",
                     c->sc_alpha_us, sc_floored ? " (the rings')" : "", c->sc_beta_ns,
                     ctx->measure_copies_mapped, ctx->measure_copies_read);
+        if (c->sc_beta_ns > 0 && c->sc_lends)
+            fprintf(stderr, "ucoll: cost model: single copy from regions: a receive that the "
+                            "next (+) reads in place is lent, priced without a copy\n");
         if (c->small_max > 0)
             fprintf(stderr,
                     "ucoll: cost model on %d ranks: up to %zu B (rings) alpha %.3f us, beta %.4f "

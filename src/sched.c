@@ -109,6 +109,60 @@ void sched_recv(sched_t *sched, uint32_t round, int peer, sched_region_t recv)
     sched_xchg(sched, round, -1, recv, peer, recv);
 }
 
+int sched_regions_overlap(sched_region_t a, sched_region_t b)
+{
+    return a.buf == b.buf && a.off < b.off + b.count && b.off < a.off + a.count;
+}
+
+int sched_same_region(sched_region_t a, sched_region_t b)
+{
+    return a.buf == b.buf && a.off == b.off && a.count == b.count;
+}
+
+static int region_covers(sched_region_t a, sched_region_t r)
+{
+    return a.buf == r.buf && a.off <= r.off && r.off + r.count <= a.off + a.count;
+}
+
+int sched_region_read_later(const sched_t *sched, size_t from, sched_region_t r)
+{
+    for (size_t i = from; i < sched->nsteps; i++) {
+        const sched_step_t *s = &sched->steps[i];
+        int reads = 0, covers = 0;
+        if (s->kind == SCHED_XCHG) {
+            reads = s->send_peer >= 0 && sched_regions_overlap(s->send, r);
+            covers = s->recv_peer >= 0 && region_covers(s->recv, r);
+            if (!covers && s->recv_peer >= 0 && sched_regions_overlap(s->recv, r))
+                return 1; /* written in part: the rest may be read later */
+        } else {
+            reads = sched_regions_overlap(s->src, r) ||
+                    (s->kind == SCHED_REDUCE && sched_regions_overlap(s->dst, r));
+            covers = s->kind == SCHED_COPY && region_covers(s->dst, r);
+            if (!covers && sched_regions_overlap(s->dst, r))
+                return 1;
+        }
+        if (reads)
+            return 1;
+        if (covers)
+            return 0;
+    }
+    return 0;
+}
+
+int sched_receive_lendable(const sched_t *sched, size_t pc)
+{
+    if (pc + 1 >= sched->nsteps)
+        return 0;
+    const sched_step_t *step = &sched->steps[pc], *next = &sched->steps[pc + 1];
+    if (step->kind != SCHED_XCHG || step->recv_peer < 0 || next->kind != SCHED_REDUCE)
+        return 0;
+    return (sched_same_region(next->dst, step->recv) ||
+            (sched_same_region(next->src, step->recv) && step->recv.buf >= SCHED_FIRST_SCRATCH &&
+             !sched_region_read_later(sched, pc + 2, step->recv))) &&
+           !sched_regions_overlap(next->src, next->dst) &&
+           !(step->send_peer >= 0 && sched_regions_overlap(next->dst, step->send));
+}
+
 unsigned sched_ceil_log2(uint64_t n)
 {
     unsigned k = 0;

@@ -140,6 +140,17 @@ void sched_recv(sched_t *sched, uint32_t round, int peer, sched_region_t recv);
 int sched_hosts_init(sched_hosts_t *H, int size, const int *host_id);
 void sched_hosts_free(sched_hosts_t *H);
 
+int sched_regions_overlap(sched_region_t a, sched_region_t b);
+int sched_same_region(sched_region_t a, sched_region_t b);
+/* 1 unless the steps from `from` on overwrite region r (one XCHG receive or COPY covering it)
+ * before any of them reads it: a region a lent message never lands in must not be read */
+int sched_region_read_later(const sched_t *sched, size_t from, sched_region_t r);
+/* 1 if step pc is an XCHG whose received message the next step, a REDUCE, may read in place
+ * (lent the sender's bytes under single copy from regions, src/exec.c): the receive region is
+ * that REDUCE's dst, or scratch nothing later reads as the REDUCE's src, and neither of the
+ * REDUCE's regions overlaps the other or the round's send */
+int sched_receive_lendable(const sched_t *sched, size_t pc);
+
 /* ceil(log2(n)) for n >= 1 */
 unsigned sched_ceil_log2(uint64_t n);
 

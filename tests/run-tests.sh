@@ -665,6 +665,12 @@ sc_stated_model() {
         -c bcast -d int32 -b 8 -e 8 -n 1 -w 0
     cost_model_said "$name" "the cost model priced stated single copy for every algorithm" \
         "$want" "^ucoll: cost model: single copy of $from to 0 B \\(every algorithm, stated\\)"
+    # under regions a receive whose (+) reads it in place costs no copy (sc_lends), and the
+    # model says it prices that; from malloc's buffers nothing is lent
+    local lent=0
+    [ "$min" != regions ] || lent=$want
+    cost_model_said "$name" "the cost model priced lent receives" "$lent" \
+        '^ucoll: cost model: single copy from regions: a receive that the next \(\+\) reads in place is lent, priced without a copy$'
     [ -n "$mapped" ] || return 0
     log="$(job_log "$name")"
     # "..., the receiver's copy alone; N of rank 0's M single-copy reads at init through mappings"

@@ -21,6 +21,8 @@ int sched_figures(const alg_desc_t *alg, int param, int p, size_t count, size_t 
     unsigned *ops = calloc((size_t)p, sizeof(*ops));
     unsigned *path = calloc((size_t)p, sizeof(*path)); /* (+) chain ending here so far */
     unsigned *sent = calloc((size_t)p, sizeof(*sent)); /* path value sent this round */
+    /* copied receives on the chain ending here so far, and the value sent this round */
+    unsigned *cpath = calloc((size_t)p, sizeof(*cpath)), *csent = calloc((size_t)p, sizeof(*csent));
     int rc = -1;
 
     /* the v forms: every block `count` elements, block i at i * count */
@@ -28,8 +30,8 @@ int sched_figures(const alg_desc_t *alg, int param, int p, size_t count, size_t 
            *eq_displs = calloc((size_t)p, sizeof(size_t));
 
     memset(fig, 0, sizeof(*fig));
-    if (s == NULL || pc == NULL || ops == NULL || path == NULL || sent == NULL ||
-        eq_counts == NULL || eq_displs == NULL)
+    if (s == NULL || pc == NULL || ops == NULL || path == NULL || sent == NULL || cpath == NULL ||
+        csent == NULL || eq_counts == NULL || eq_displs == NULL)
         goto out;
     for (int i = 0; i < p; i++) {
         eq_counts[i] = count;
@@ -71,8 +73,10 @@ int sched_figures(const alg_desc_t *alg, int param, int p, size_t count, size_t 
                     path[r]++;
                 }
             }
-            if (pc[r] < s[r].nsteps && s[r].steps[pc[r]].round == k)
+            if (pc[r] < s[r].nsteps && s[r].steps[pc[r]].round == k) {
                 sent[r] = path[r];
+                csent[r] = cpath[r];
+            }
         }
         for (int r = 0; r < p; r++) {
             if (pc[r] >= s[r].nsteps || s[r].steps[pc[r]].round != k)
@@ -80,6 +84,10 @@ int sched_figures(const alg_desc_t *alg, int param, int p, size_t count, size_t 
             const int from = s[r].steps[pc[r]].recv_peer;
             if (from >= 0 && sent[from] > path[r])
                 path[r] = sent[from];
+            if (from >= 0 && csent[from] > cpath[r])
+                cpath[r] = csent[from];
+            if (from >= 0 && !sched_receive_lendable(&s[r], pc[r]))
+                cpath[r]++;
             pc[r]++;
         }
     }
@@ -95,6 +103,7 @@ int sched_figures(const alg_desc_t *alg, int param, int p, size_t count, size_t 
     for (int r = 0; r < p; r++) {
         fig->max_ops = ops[r] > fig->max_ops ? ops[r] : fig->max_ops;
         fig->path_ops = path[r] > fig->path_ops ? path[r] : fig->path_ops;
+        fig->copied_path = cpath[r] > fig->copied_path ? cpath[r] : fig->copied_path;
     }
     rc = 0;
 out:
@@ -106,6 +115,8 @@ out:
     free(ops);
     free(path);
     free(sent);
+    free(cpath);
+    free(csent);
     free(eq_counts);
     free(eq_displs);
     return rc;
@@ -187,7 +198,10 @@ double cost_predict_us(const sched_figures_t *fig, double bytes, const cost_para
     const double piece = fig->segments > 1 ? bytes / fig->segments : bytes;
     double alpha, beta;
     cost_path(cost, piece, &alpha, &beta);
-    return fig->rounds * (alpha + piece * beta * 1e-3) +
+    /* lent receives (sc_lends) cost their receiver no copy: only the chain of copied ones */
+    const unsigned copies =
+        cost->sc_lends && cost_single_copy(cost, piece) ? fig->copied_path : fig->rounds;
+    return fig->rounds * alpha + copies * piece * beta * 1e-3 +
            fig->path_ops * piece * cost->gamma_ns * 1e-3;
 }
 

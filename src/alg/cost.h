@@ -42,6 +42,11 @@ typedef struct {
     double sc_alpha_us, sc_beta_ns;
     int sc_every;
     int sends_input;
+    /* 1 when single copy reads from regions (UCOLL_SINGLE_COPY_MIN=regions: the program's
+     * buffers come from ucoll_mem_alloc): a receive the next (+) reads in place is lent, no
+     * copy, so a single-copy message's bandwidth term counts the figures' copied_path, not
+     * their rounds (cost_predict_us) */
+    int sc_lends;
 } cost_params_t;
 
 /* one path for every message, every rank with a CPU of its own */
@@ -82,6 +87,10 @@ typedef struct {
     /* every message and REDUCE step is 1/segments of the vector (pipeline: its k; 0 or 1: the
      * whole vector, as for every other exscan algorithm) */
     unsigned segments;
+    /* receives on the longest dependency chain of receives whose message its receiver copies,
+     * not lent (sched_receive_lendable): under single copy from regions a lent message costs
+     * no copy, and this replaces rounds in the bandwidth term (cost_predict_us) */
+    unsigned copied_path;
 } sched_figures_t;
 
 /* the most rounds a schedule may have: the executor's tag has a round field of 8 bits (tag.h

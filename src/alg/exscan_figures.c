@@ -22,6 +22,11 @@
  *   p >= 4) or p - 1 - w <= 2^(q'-1) for the last exclusive skip w = (2^q' - 1) 2^(R2-1)
  *   (read off the schedules' counts, like the two above).
  *
+ * copied_path (receives on the longest chain of receives that the receiver copies: those not
+ *   lent, sched_receive_lendable): linear p - 1 (every receive lands in OUT, which the (+)
+ *   only reads); recursive-doubling f; roughly-halving popcount(floor((2^q - p) / 2)) + 1;
+ *   doubling max(R2, 1). Read off the schedules' counts, like max_ops above.
+ *
  * pipeline:K (scan_pipeline.c), for a vector of at least K elements: p + K - 2 rounds of one
  *   segment each (segments = K); ranks 1..p-2 combine K segments (max_ops K), and segment j's
  *   (+) on rank r waits for segment j's on r - 1 and segment j - 1's on r: path p + K - 3.
@@ -51,6 +56,7 @@ static void linear_figures(uint64_t p, sched_figures_t *fig)
     fig->rounds = (unsigned)(p - 1);
     fig->max_ops = 1;
     fig->path_ops = (unsigned)(p - 2);
+    fig->copied_path = (unsigned)(p - 1);
 }
 
 static void recursive_doubling_figures(uint64_t p, sched_figures_t *fig)
@@ -59,6 +65,7 @@ static void recursive_doubling_figures(uint64_t p, sched_figures_t *fig)
     fig->rounds = sched_ceil_log2(p);
     fig->max_ops = p == 3 ? 1 : 2 * f - 2;
     fig->path_ops = 2 * f - 2 + (2 * p >= (UINT64_C(3) << f));
+    fig->copied_path = f;
 }
 
 static void roughly_halving_figures(uint64_t p, sched_figures_t *fig)
@@ -67,6 +74,7 @@ static void roughly_halving_figures(uint64_t p, sched_figures_t *fig)
     fig->rounds = q;
     fig->path_ops = q + popcount(p - 1) - 2;
     fig->max_ops = fig->path_ops - even;
+    fig->copied_path = popcount(((UINT64_C(1) << q) - p) / 2) + 1;
 }
 
 static void doubling_figures(uint64_t p, unsigned qprime, sched_figures_t *fig)
@@ -82,20 +90,21 @@ static void doubling_figures(uint64_t p, unsigned qprime, sched_figures_t *fig)
     if (qprime >= 2)
         less = k == q ? p >= 4 : p - 1 - (w0 << (r2 - 1)) <= (UINT64_C(1) << (qprime - 1));
     fig->max_ops = fig->path_ops - less;
+    fig->copied_path = r2 > 0 ? r2 : 1;
 }
 
 int cost_exscan_figures(const alg_desc_t *alg, int param, int p, sched_figures_t *fig)
 {
     const sched_build_fn_t b = alg != NULL ? alg->build : NULL;
     unsigned qprime = 0;
-    fig->rounds = fig->max_ops = fig->path_ops = 0;
+    fig->rounds = fig->max_ops = fig->path_ops = fig->copied_path = 0;
     fig->segments = 1;
     if (b == exscan_pipeline_build) {
         if (p < 1 || param < 1)
             return -1;
         fig->segments = (unsigned)param;
         if (p >= 2)
-            fig->rounds = (unsigned)(p + param - 2);
+            fig->rounds = fig->copied_path = (unsigned)(p + param - 2);
         if (p >= 3) {
             fig->max_ops = (unsigned)param;
             fig->path_ops = (unsigned)(p + param - 3);
@@ -111,6 +120,7 @@ int cost_exscan_figures(const alg_desc_t *alg, int param, int p, sched_figures_t
         fig->rounds = tf.rounds;
         fig->max_ops = (unsigned)tf.ops;
         fig->path_ops = p >= 3 ? scan_tree_path_bound(p, param) : 0;
+        fig->copied_path = tf.rounds; /* a bound: priced as if every round copied */
         return 0;
     }
     if (b == exscan_doubling_build)
@@ -125,7 +135,7 @@ int cost_exscan_figures(const alg_desc_t *alg, int param, int p, sched_figures_t
     if (p < 1 || (b == exscan_doubling_build && (param < 1 || param > 62)))
         return -1;
     if (p <= 2) {
-        fig->rounds = (unsigned)(p - 1);
+        fig->rounds = fig->copied_path = (unsigned)(p - 1);
         return 0;
     }
     if (b == exscan_linear_build)

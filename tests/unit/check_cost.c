@@ -23,13 +23,14 @@
 typedef struct {
     uint32_t round, nreduce;
     int32_t rank, from;
+    int copied; /* a receive whose message is not lent (sched_receive_lendable) */
 } xchg_event_t;
 
 typedef struct {
     sched_t s;
     xchg_event_t *ev, *sorted;
     size_t *first; /* counting sort of events by round */
-    unsigned *ops, *path, *sent, *tail;
+    unsigned *ops, *path, *sent, *tail, *cpath, *csent;
     size_t ev_cap, round_cap, p_cap;
 } counter_t;
 
@@ -57,6 +58,8 @@ static void counter_free(counter_t *c)
     free(c->path);
     free(c->sent);
     free(c->tail);
+    free(c->cpath);
+    free(c->csent);
 }
 
 static void count_figures(counter_t *c, const alg_desc_t *alg, int param, int p,
@@ -73,6 +76,10 @@ static void count_figures(counter_t *c, const alg_desc_t *alg, int param, int p,
         c->sent = grow(c->sent, &cap, (size_t)p, sizeof(unsigned));
         cap = c->p_cap;
         c->tail = grow(c->tail, &cap, (size_t)p, sizeof(unsigned));
+        cap = c->p_cap;
+        c->cpath = grow(c->cpath, &cap, (size_t)p, sizeof(unsigned));
+        cap = c->p_cap;
+        c->csent = grow(c->csent, &cap, (size_t)p, sizeof(unsigned));
         c->p_cap = cap;
     }
     for (int r = 0; r < p; r++) {
@@ -99,7 +106,8 @@ static void count_figures(counter_t *c, const alg_desc_t *alg, int param, int p,
                 c->sorted = grow(c->sorted, &cap, nev + 1, sizeof(xchg_event_t));
                 c->ev = grow(c->ev, &c->ev_cap, nev + 1, sizeof(xchg_event_t));
             }
-            c->ev[nev++] = (xchg_event_t){st->round, nreduce, r, st->recv_peer};
+            c->ev[nev++] = (xchg_event_t){st->round, nreduce, r, st->recv_peer,
+                                          st->recv_peer >= 0 && !sched_receive_lendable(&c->s, i)};
             nreduce = 0;
         }
         c->tail[r] = nreduce; /* (+) after the last exchange */
@@ -116,6 +124,7 @@ static void count_figures(counter_t *c, const alg_desc_t *alg, int param, int p,
         c->sorted[c->first[c->ev[i].round]++] = c->ev[i];
     memset(c->ops, 0, (size_t)p * sizeof(unsigned));
     memset(c->path, 0, (size_t)p * sizeof(unsigned));
+    memset(c->cpath, 0, (size_t)p * sizeof(unsigned));
     for (size_t b = 0, e; b < nev; b = e) {
         /* one round: every (+) before the exchange, then every message delivered */
         for (e = b; e < nev && c->sorted[e].round == c->sorted[b].round; e++) {
@@ -123,17 +132,22 @@ static void count_figures(counter_t *c, const alg_desc_t *alg, int param, int p,
             c->ops[x->rank] += x->nreduce;
             c->path[x->rank] += x->nreduce;
             c->sent[x->rank] = c->path[x->rank];
+            c->csent[x->rank] = c->cpath[x->rank];
         }
         for (size_t i = b; i < e; i++) {
             const xchg_event_t *x = &c->sorted[i];
             if (x->from >= 0 && c->sent[x->from] > c->path[x->rank])
                 c->path[x->rank] = c->sent[x->from];
+            if (x->from >= 0 && c->csent[x->from] > c->cpath[x->rank])
+                c->cpath[x->rank] = c->csent[x->from];
+            c->cpath[x->rank] += x->copied;
         }
     }
     for (int r = 0; r < p; r++) {
         const unsigned ops = c->ops[r] + c->tail[r], path = c->path[r] + c->tail[r];
         fig->max_ops = ops > fig->max_ops ? ops : fig->max_ops;
         fig->path_ops = path > fig->path_ops ? path : fig->path_ops;
+        fig->copied_path = c->cpath[r] > fig->copied_path ? c->cpath[r] : fig->copied_path;
     }
 }
 
@@ -141,11 +155,12 @@ static void assert_same(const sched_figures_t *got, const sched_figures_t *want,
                         int param, int p, const char *what)
 {
     if (got->rounds != want->rounds || got->max_ops != want->max_ops ||
-        got->path_ops != want->path_ops)
-        ck_abort_msg("%s (param %d) p=%d: %s rounds/max_ops/path_ops %u/%u/%u, schedules "
-                     "%u/%u/%u",
-                     name, param, p, what, got->rounds, got->max_ops, got->path_ops, want->rounds,
-                     want->max_ops, want->path_ops);
+        got->path_ops != want->path_ops || got->copied_path != want->copied_path)
+        ck_abort_msg("%s (param %d) p=%d: %s rounds/max_ops/path_ops/copied_path %u/%u/%u/%u, "
+                     "schedules %u/%u/%u/%u",
+                     name, param, p, what, got->rounds, got->max_ops, got->path_ops,
+                     got->copied_path, want->rounds, want->max_ops, want->path_ops,
+                     want->copied_path);
 }
 
 static sched_figures_t figures(const char *name, int p)
@@ -390,7 +405,7 @@ END_TEST
 
 START_TEST(prediction_formula)
 {
-    sched_figures_t f = {4, 3, 5, 1};
+    sched_figures_t f = {4, 3, 5, 1, 4};
     cost_params_t c = COST_PARAMS(2.0, 0.5, 0.25);
     /* 4*(2 + 1000*0.5e-3) + 5*1000*0.25e-3 = 10 + 1.25 */
     ck_assert_double_eq_tol(cost_predict_us(&f, 1000, &c), 11.25, 1e-9);
@@ -404,6 +419,62 @@ START_TEST(prediction_formula)
     /* 4 segments of 250 bytes take the first path: 4*(2 + 0.125) + 5*250*0.25e-3 = 8.8125 */
     f.segments = 4;
     ck_assert_double_eq_tol(cost_predict_us(&f, 1000, &c), 8.8125, 1e-9);
+}
+END_TEST
+
+/* single copy from regions (sc_lends): a lent receive costs no copy, so the bandwidth term
+ * takes copied_path instead of rounds, for the messages that go by single copy only */
+START_TEST(prediction_with_lent_receives)
+{
+    sched_figures_t f = {4, 3, 5, 1, 2};
+    cost_params_t c = COST_PARAMS(2.0, 0.5, 0.25);
+    c.sc_min = 1000;
+    c.sc_alpha_us = 3;
+    c.sc_beta_ns = 0.2;
+    c.sc_every = 1;
+    /* no lending: 4*(3 + 1000*0.2e-3) + 5*1000*0.25e-3 = 12.8 + 1.25 */
+    ck_assert_double_eq_tol(cost_predict_us(&f, 1000, &c), 14.05, 1e-9);
+    /* lending: 4*3 + 2*1000*0.2e-3 + 1.25 = 13.65 */
+    c.sc_lends = 1;
+    ck_assert_double_eq_tol(cost_predict_us(&f, 1000, &c), 13.65, 1e-9);
+    /* below sc_min nothing is lent: 4*(2 + 999*0.5e-3) + 5*999*0.25e-3 */
+    ck_assert_double_eq_tol(cost_predict_us(&f, 999, &c), 4 * (2 + 0.4995) + 1.24875, 1e-9);
+}
+END_TEST
+
+/* 3 ranks on 2 CPUs under UCOLL_SINGLE_COPY_MIN=regions, as measured at init (2026-12-07):
+ * single copy from 128 KiB, alpha 3.915 us, beta 0.0488 ns/B, gamma 0.0244. Priced with
+ * every message copied, the pipeline wins from 256 KiB: at 16 MiB (k = 12) 13 (3.915 +
+ * 68.2) + 409.4 = 1347 us against a doubling's 2 (3.915 + 818.7) + 409.4 = 2055. The
+ * doublings' second receive at rank 2 is lent (its (+) reads it in place), the pipeline's
+ * never are (each segment lands in OUT): 7.8 + 818.7 + 409.4 = 1236 us, and a doubling wins
+ * (roughly-halving, the first of equals). ucoll_perf -M measured 2519-2540 us for the
+ * doublings, 3142 for the pipeline. */
+START_TEST(auto_with_lent_receives)
+{
+    cost_params_t c = COST_PARAMS(3.915, 0.1984, 0.0244);
+    c.small_max = 4096;
+    c.big_alpha_us = 4.054;
+    c.big_beta_ns = 0.0371;
+    c.crowd_cpus = 2;
+    c.duplex_copies = 1;
+    c.sc_min = 131072;
+    c.sc_alpha_us = 3.915;
+    c.sc_beta_ns = 0.0488;
+    c.sc_every = 1;
+    static const size_t sizes[] = {262144, 1048576, 4194304, 16777216};
+    for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+        c.sc_lends = 0;
+        ck_assert_str_eq(cost_select(UCOLL_COLL_EXSCAN, 3, sizes[i], 1, &c, 0, 0), "pipeline");
+        c.sc_lends = 1;
+        ck_assert_str_eq(cost_select(UCOLL_COLL_EXSCAN, 3, sizes[i], 1, &c, 0, 0),
+                         "roughly-halving");
+    }
+    /* below single copy's minimum nothing is lent: the same pick either way */
+    c.sc_lends = 0;
+    const char *unlent = cost_select(UCOLL_COLL_EXSCAN, 3, 65536, 1, &c, 0, 0);
+    c.sc_lends = 1;
+    ck_assert_str_eq(cost_select(UCOLL_COLL_EXSCAN, 3, 65536, 1, &c, 0, 0), unlent);
 }
 END_TEST
 
@@ -693,6 +764,8 @@ int main(void)
     tcase_add_test(tc, path_bounds_max_ops_for_doubling);
     tcase_add_test(tc, auto_choices);
     tcase_add_test(tc, prediction_formula);
+    tcase_add_test(tc, prediction_with_lent_receives);
+    tcase_add_test(tc, auto_with_lent_receives);
     tcase_add_test(tc, fixed_auto_thresholds);
     tcase_add_test(tc, counter_matches_sched_figures);
     tcase_add_test(tc, closed_forms_doubling_q);

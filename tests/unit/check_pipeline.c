@@ -271,10 +271,16 @@ START_TEST(test_closed_forms)
             REQUIRE(sched_figures(ex, k, p, count, 1, 0, 0, &counted) == 0, "sched_figures");
             REQUIRE(closed.rounds == counted.rounds && closed.max_ops == counted.max_ops &&
                         closed.path_ops == counted.path_ops &&
-                        closed.segments == counted.segments && closed.segments == (unsigned)k,
-                    "exscan pipeline:%d p=%d: closed form %u/%u/%u/%u, schedules %u/%u/%u/%u", k, p,
-                    closed.rounds, closed.max_ops, closed.path_ops, closed.segments, counted.rounds,
-                    counted.max_ops, counted.path_ops, counted.segments);
+                        closed.segments == counted.segments && closed.segments == (unsigned)k &&
+                        closed.copied_path == counted.copied_path,
+                    "exscan pipeline:%d p=%d: closed form %u/%u/%u/%u/%u, schedules %u/%u/%u/%u/%u",
+                    k, p, closed.rounds, closed.max_ops, closed.path_ops, closed.segments,
+                    closed.copied_path, counted.rounds, counted.max_ops, counted.path_ops,
+                    counted.segments, counted.copied_path);
+            /* no segment is lent (each lands in OUT, which the (+) only reads): the chain of
+             * copies is the pipeline's, one per round */
+            REQUIRE(closed.copied_path == closed.rounds, "exscan pipeline:%d p=%d: %u copied", k, p,
+                    closed.copied_path);
             /* independently: p + k - 2 rounds, k (+), p + k - 3 on the path (p >= 3) */
             REQUIRE(closed.rounds == (p >= 2 ? (unsigned)(p + k - 2) : 0) &&
                         closed.max_ops == (p >= 3 ? (unsigned)k : 0) &&

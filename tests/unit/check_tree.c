@@ -149,7 +149,8 @@ START_TEST(test_offsets)
 }
 END_TEST
 
-/* the (+) chain auto prices the tree with is a bound on the schedules' longest chain */
+/* the (+) chain and the chain of copies auto prices the tree with are bounds on the
+ * schedules' longest chains */
 START_TEST(test_path_bound)
 {
     static const int ks[] = {1, 3, 9, 20};
@@ -160,8 +161,11 @@ START_TEST(test_path_bound)
                              0);
             scan_tree_figures_t f;
             ck_assert_int_eq(scan_tree_figures(p, ks[i], 0, &f), 0);
+            sched_figures_t closed;
+            ck_assert_int_eq(cost_exscan_figures(tree(UCOLL_COLL_EXSCAN), ks[i], p, &closed), 0);
             REQUIRE(sf.max_ops == f.ops && sf.rounds == f.rounds &&
-                        sf.path_ops <= scan_tree_path_bound(p, ks[i]),
+                        sf.path_ops <= scan_tree_path_bound(p, ks[i]) &&
+                        sf.copied_path <= closed.copied_path,
                     "p=%d k=%d: schedules %u rounds, %u (+), chain %u; figures %u, %llu, bound %u",
                     p, ks[i], sf.rounds, sf.max_ops, sf.path_ops, f.rounds,
                     (unsigned long long)f.ops, scan_tree_path_bound(p, ks[i]));
