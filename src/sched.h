@@ -147,8 +147,11 @@ int sched_same_region(sched_region_t a, sched_region_t b);
 int sched_region_read_later(const sched_t *sched, size_t from, sched_region_t r);
 /* 1 if step pc is an XCHG whose received message the next step, a REDUCE, may read in place
  * (lent the sender's bytes under single copy from regions, src/exec.c): the receive region is
- * that REDUCE's dst, or scratch nothing later reads as the REDUCE's src, and neither of the
- * REDUCE's regions overlaps the other or the round's send */
+ * that REDUCE's dst, or scratch that nothing later reads as its src (IN and OUT are the
+ * caller's to see, so they must hold the bytes); the REDUCE's src and dst do not overlap, and
+ * its dst does not overlap the round's send. The executor lends such a receive unless it
+ * posted it early with an offer (offer_later_receive), which spares the receiver's copy too
+ * when the sender's (+) writes into it */
 int sched_receive_lendable(const sched_t *sched, size_t pc);
 
 /* ceil(log2(n)) for n >= 1 */

@@ -476,6 +476,28 @@ for mem in -M ""; do
         fail "$name: rank, mapped, lent, offered, written, taken: '$got' (want '$want')" "$log"
     fi
 done
+# exact counts under regions, the receives auto's model prices as lent (copied_path): a 3-rank
+# exscan of 1 MiB x 3 by roughly-halving is rank 1's copy of rank 0's input, rank 2's copy of
+# rank 1's, and rank 2's second message, read in place by its (+) (lent); pipeline:2 lends
+# nothing (every segment lands in OUT, which the (+) only reads): ranks 1 and 2 copy 2
+# segments per call, and rank 1 offers its second (rank 0 sends its input, so no write takes
+# it). Per rank: mapped, lent, offered, written, taken.
+for alg in roughly-halving pipeline:2; do
+    name="ucoll_perf np=3 regions: $alg exscan 1 MiB x 3, lent receives"
+    run_job "$name" 3 120 "UCOLL_SINGLE_COPY_MIN=regions UCOLL_TEST_SHM_COUNTS=1" ./ucoll_perf \
+        -M -c exscan -a "$alg" -d int32 -b 1M -e 1M -n 3 -w 0
+    log="$(job_log "$name")"
+    got=$(grep -oE 'ucoll: rank [0-9]+ shm .* writes_taken [0-9]+' "$log" |
+        awk '{ print $3, $(NF - 8), $(NF - 6), $(NF - 4), $(NF - 2), $NF }' | sort |
+        tr '\n' ' ')
+    want="0 0 0 0 0 0 1 3 0 0 0 0 2 3 3 0 0 0 "
+    [ "$alg" = roughly-halving ] || want="0 0 0 0 0 0 1 6 0 3 0 0 2 6 0 0 0 0 "
+    if [ "$got" = "$want" ]; then
+        pass "$name: rank, mapped, lent, offered, written, taken: $got"
+    else
+        fail "$name: rank, mapped, lent, offered, written, taken: '$got' (want '$want')" "$log"
+    fi
+done
 # UCOLL_SINGLE_COPY_MIN=regions: messages of 8 KiB and up of every algorithm go by single copy
 # (from the senders' regions: reads through mappings, counted as copies_mapped and copies_lent)
 # where no host has more ranks than CPUs, from 128 KiB where one has; 4 KiB stays in the rings.

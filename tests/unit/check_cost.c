@@ -23,7 +23,10 @@
 typedef struct {
     uint32_t round, nreduce;
     int32_t rank, from;
-    int copied; /* a receive whose message is not lent (sched_receive_lendable) */
+    /* a receive whose message is not lent: by the executor's own predicate
+     * (sched_receive_lendable), so only the chain is counted independently here; run-tests.sh
+     * ties the predicate to the executor's lent counts */
+    int copied;
 } xchg_event_t;
 
 typedef struct {

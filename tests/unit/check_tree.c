@@ -166,9 +166,10 @@ START_TEST(test_path_bound)
             REQUIRE(sf.max_ops == f.ops && sf.rounds == f.rounds &&
                         sf.path_ops <= scan_tree_path_bound(p, ks[i]) &&
                         sf.copied_path <= closed.copied_path,
-                    "p=%d k=%d: schedules %u rounds, %u (+), chain %u; figures %u, %llu, bound %u",
-                    p, ks[i], sf.rounds, sf.max_ops, sf.path_ops, f.rounds,
-                    (unsigned long long)f.ops, scan_tree_path_bound(p, ks[i]));
+                    "p=%d k=%d: schedules %u rounds, %u (+), chain %u, copied %u; figures %u, "
+                    "%llu, bound %u, copied %u",
+                    p, ks[i], sf.rounds, sf.max_ops, sf.path_ops, sf.copied_path, f.rounds,
+                    (unsigned long long)f.ops, scan_tree_path_bound(p, ks[i]), closed.copied_path);
         }
 }
 END_TEST
