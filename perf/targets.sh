@@ -20,7 +20,9 @@
 #              passed to every rank; MEM_ALLOC=1: ucoll's buffers from ucoll_mem_alloc, with
 #              UCOLL_SINGLE_COPY_MIN=regions unless the shell sets it (see the README);
 #              BARRIER=mpi: MPI_Barrier around every library's timed call, instead of each
-#              library's own (ucoll_vs_ucc -B; a diagnosis, not the targets' figures)
+#              library's own (ucoll_vs_ucc -B; a diagnosis, not the targets' figures);
+#              TIMELINE=1: each library's barrier exits and call ends per rank (ucoll_vs_ucc -T),
+#              printed after the table
 set -euo pipefail
 
 srcdir=$(cd "$(dirname "$0")/.." && pwd)
@@ -32,6 +34,8 @@ sizes=${SIZES:-64K,1M,16M}
 colls=${COLLS:-allreduce,reduce,bcast,exscan,scan}
 mem_flag=""
 barrier=${BARRIER:-own}
+timeline_flag=""
+[ "${TIMELINE:-0}" != 0 ] && timeline_flag=-T
 if [ "${MEM_ALLOC:-0}" != 0 ]; then
     mem_flag=-M
     export UCOLL_SINGLE_COPY_MIN=${UCOLL_SINGLE_COPY_MIN:-regions}
@@ -75,7 +79,7 @@ for np in $nps; do
         [ "$setting" = pml-ucx ] && mca=$ucx_mca
         # shellcheck disable=SC2086  # $mca and $fwd are lists of words
         setsid timeout -k 5 900 mpirun -x UCX_NET_DEVICES $fwd -np "$np" $mca "$bin" -s "$sizes" \
-            -c "$colls" -l "$setting" $mem_flag -B "$barrier" >>"$out" || {
+            -c "$colls" -l "$setting" $mem_flag -B "$barrier" $timeline_flag >>"$out" || {
             echo "$0: np=$np $setting failed" >&2
             rm -f "$bin"
             exit 1
@@ -90,9 +94,13 @@ rows = collections.OrderedDict()
 memcpy = collections.defaultdict(list)  # np -> rank 0's memcpy GB/s, one per launch
 cold = collections.defaultdict(list)  # np -> the same from cold caches
 each = collections.defaultdict(list)  # np -> per launch, each rank's GB/s while all copy
+timelines = []  # TIMELINE=1's lines, printed as they are
 for line in open(sys.argv[1]):
     line = line.strip()
     if line.startswith("label,"):
+        continue
+    if line.startswith("# timeline "):
+        timelines.append(line[2:])
         continue
     if line.startswith("# each rank's memcpy"):
         # "# each rank's memcpy B B while all N copy: rank 0 T us (X GB/s), rank 1 ..."
@@ -142,4 +150,6 @@ for np_, launches in each.items():
         print(f"np={np_}: launch {k + 1}, each rank's memcpy while all copy (GB/s): "
               + ", ".join(f"rank {q} {g:.2f}" for q, g in enumerate(launch))
               + f"; slowest / fastest {min(launch) / max(launch):.2f}")
+for t in timelines:
+    print(t)
 PY

@@ -16,11 +16,13 @@
  * copy, as the other two libraries' calls leave the caches before a timed one.
  *
  * Usage: mpirun -np N ucoll_vs_ucc [-c allreduce,reduce,bcast,exscan,scan] [-s 64K,1M,16M]
- *                                  [-l LABEL] [-M] [-B own|mpi]
+ *                                  [-l LABEL] [-M] [-B own|mpi] [-T]
  * -M: ucoll's buffers come from ucoll_mem_alloc (the others' from malloc, as always).
  * -B mpi: MPI_Barrier around every library's timed call instead of the library's own barrier.
  *    How the ranks leave a barrier decides when the next call's messages can start (on a host
  *    with more ranks than CPUs, whose rank is off its CPU); this shows that part apart.
+ * -T: a timeline comment per library, collective and size (see print_timeline): when each
+ *    rank left the barrier and ended its call, on the host's one monotonic clock.
  * Output: CSV label,np,coll,bytes,ucoll_us,ucc_us,mpi_us then memcpy lines as comments.
  */
 #define _DEFAULT_SOURCE
@@ -46,7 +48,7 @@ typedef struct {
     ucc_team_h team;
     int rank, size;
     float *send[NLIBS], *recv[NLIBS]; /* each library's own, equal inputs */
-    int ucc_yields;                    /* this host has more ranks than CPUs */
+    int ucc_yields;                   /* this host has more ranks than CPUs */
 } run_t;
 
 static double now_us(void)
@@ -175,6 +177,8 @@ static void barrier(run_t *r, int lib)
         MPI_Barrier(MPI_COMM_WORLD);
 }
 
+static const char *const lib_names[NLIBS] = {"ucoll", "UCC", "MPI"};
+
 static void call(run_t *r, int lib, int coll, size_t n)
 {
     float *out = r->recv[lib];
@@ -261,6 +265,75 @@ static double median(double *t, int n)
     return t[n / 2];
 }
 
+/*
+ * -T: "# timeline LABEL np coll bytes LIB: exit ..., end ...; last out ...", medians over the
+ * iterations of each rank's exit from the barrier before the call and of its call's end, in us
+ * after the iteration's first exit (all ranks read one host's CLOCK_MONOTONIC), how often each
+ * rank left the barrier last, and for reduce (root 0) the median of rank 0's end after the
+ * later of its own exit and the other ranks' ends: its own share once its inputs were sent.
+ * The reported latency, the slowest rank's own interval, leaves out a rank's wait to get out.
+ */
+static void print_timeline(const run_t *r, const char *label, int coll, size_t bytes, int lib,
+                           double *t0, double *t1, int iters)
+{
+    const int p = r->size;
+    double *a0 = NULL, *a1 = NULL, *col = NULL;
+    int *last = NULL;
+    if (r->rank == 0) {
+        a0 = malloc(sizeof(double) * (size_t)iters * (size_t)p);
+        a1 = malloc(sizeof(double) * (size_t)iters * (size_t)p);
+        col = malloc(sizeof(double) * (size_t)iters);
+        last = calloc((size_t)p, sizeof(int));
+        if (a0 == NULL || a1 == NULL || col == NULL || last == NULL)
+            die("out of memory");
+    }
+    MPI_Gather(t0, iters, MPI_DOUBLE, a0, iters, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    MPI_Gather(t1, iters, MPI_DOUBLE, a1, iters, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    if (r->rank != 0)
+        return;
+    /* rank q's iteration i: a0[q * iters + i]; each iteration relative to its first exit */
+    for (int i = 0; i < iters; i++) {
+        double first = a0[i];
+        int lq = 0;
+        for (int q = 1; q < p; q++) {
+            first = a0[q * iters + i] < first ? a0[q * iters + i] : first;
+            lq = a0[q * iters + i] > a0[lq * iters + i] ? q : lq;
+        }
+        last[lq]++;
+        for (int q = 0; q < p; q++) {
+            a0[q * iters + i] -= first;
+            a1[q * iters + i] -= first;
+        }
+    }
+    printf("# timeline %s %d %s %zu %s: exit", label, p, coll_names[coll], bytes, lib_names[lib]);
+    for (int q = 0; q < p; q++) {
+        memcpy(col, a0 + (size_t)q * iters, sizeof(double) * (size_t)iters);
+        printf(" r%d %.1f", q, median(col, iters));
+    }
+    printf(", end");
+    for (int q = 0; q < p; q++) {
+        memcpy(col, a1 + (size_t)q * iters, sizeof(double) * (size_t)iters);
+        printf(" r%d %.1f", q, median(col, iters));
+    }
+    printf("; last out");
+    for (int q = 0; q < p; q++)
+        printf(" r%d %d", q, last[q]);
+    if (coll == C_REDUCE) {
+        for (int i = 0; i < iters; i++) {
+            double ready = a0[i];
+            for (int q = 1; q < p; q++)
+                ready = a1[q * iters + i] > ready ? a1[q * iters + i] : ready;
+            col[i] = a1[i] - ready;
+        }
+        printf("; root after the others %.1f", median(col, iters));
+    }
+    printf("\n");
+    free(a0);
+    free(a1);
+    free(col);
+    free(last);
+}
+
 enum { COLD_BYTES = 64 << 20 }; /* written before each cold copy: more than this L3 holds */
 
 /* median over iterations of the slowest rank's memcpy of `bytes`; cold: COLD_BYTES written
@@ -318,10 +391,12 @@ int main(int argc, char **argv)
 {
     const char *colls = "allreduce,reduce,bcast,exscan,scan", *sizes = "64K,1M,16M", *label = "";
     int opt;
-    int mem_alloc = 0;
-    while ((opt = getopt(argc, argv, "c:s:l:MB:")) != -1) {
+    int mem_alloc = 0, timeline = 0;
+    while ((opt = getopt(argc, argv, "c:s:l:MB:T")) != -1) {
         if (opt == 'M')
             mem_alloc = 1;
+        else if (opt == 'T')
+            timeline = 1;
         else if (opt == 'B') {
             mpi_barrier_for_all = strcmp(optarg, "mpi") == 0;
             if (!mpi_barrier_for_all && strcmp(optarg, "own") != 0) {
@@ -392,10 +467,15 @@ int main(int argc, char **argv)
         r.send[l] = sb;
         r.recv[l] = rb;
     }
-    double *t[NLIBS];
-    for (int l = 0; l < NLIBS; l++)
-        t[l] = malloc(sizeof(double) * 1000);
+    double *t[NLIBS], *t0s[NLIBS], *t1s[NLIBS]; /* -T: each call's start and end */
     for (int l = 0; l < NLIBS; l++) {
+        t[l] = malloc(sizeof(double) * 1000);
+        t0s[l] = malloc(sizeof(double) * 1000);
+        t1s[l] = malloc(sizeof(double) * 1000);
+    }
+    for (int l = 0; l < NLIBS; l++) {
+        if (t[l] == NULL || t0s[l] == NULL || t1s[l] == NULL)
+            die("out of memory");
         if (r.send[l] == NULL || r.recv[l] == NULL)
             die("out of memory");
         for (size_t i = 0; i < n_max; i++)
@@ -426,17 +506,18 @@ int main(int argc, char **argv)
                     barrier(&r, lib);
                     const double t0 = now_us();
                     call(&r, lib, coll, n);
-                    if (i >= 0)
-                        t[lib][i] = now_us() - t0;
+                    const double t1 = now_us();
+                    if (i >= 0) {
+                        t[lib][i] = t1 - t0;
+                        t0s[lib][i] = t0;
+                        t1s[lib][i] = t1;
+                    }
                     /* untimed: what a rank still owes its peers (rendezvous replies) moves
                      * only inside the library that owes it */
                     barrier(&r, lib);
                     if (i == -warm && check(&r, coll, n, r.recv[lib])) {
                         fprintf(stderr, "ucoll_vs_ucc: rank %d: %s %zu B: wrong result from %s\n",
-                                r.rank, cn, sz[k],
-                                lib == 0   ? "ucoll"
-                                : lib == 1 ? "UCC"
-                                           : "MPI");
+                                r.rank, cn, sz[k], lib_names[lib]);
                         MPI_Abort(MPI_COMM_WORLD, 1);
                     }
                 }
@@ -445,6 +526,8 @@ int main(int argc, char **argv)
             for (int l = 0; l < NLIBS; l++) {
                 if (l == LIB_UCC && !has_ucc)
                     continue;
+                if (timeline)
+                    print_timeline(&r, label, coll, sz[k], l, t0s[l], t1s[l], iters);
                 MPI_Allreduce(MPI_IN_PLACE, t[l], iters, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
                 med[l] = median(t[l], iters);
             }
