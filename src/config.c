@@ -204,8 +204,7 @@ ucoll_status_t config_read(ucoll_config_t *cfg)
             return UCOLL_ERR_INVALID_ARG;
         /* the two largest sizes stand for auto and regions in agree_settings */
         if ((uint64_t)cfg->single_copy_min >= UINT64_MAX - 1) {
-            fprintf(stderr, "ucoll: UCOLL_SINGLE_COPY_MIN=%s: too large (use 0 for off)\n",
-                    sc_min);
+            fprintf(stderr, "ucoll: UCOLL_SINGLE_COPY_MIN=%s: too large (use 0 for off)\n", sc_min);
             return UCOLL_ERR_INVALID_ARG;
         }
         cfg->single_copy_auto = 0;
