@@ -13,7 +13,10 @@
  * It also prints the memcpy bandwidth of the largest size: rank 0 alone before MPI_Init (the
  * others sleep), and every rank at once after it, each repeating one copy (warm caches), as
  * the slowest rank's and as each rank's own; and rank 0 alone with 64 MiB written before each
- * copy, as the other two libraries' calls leave the caches before a timed one.
+ * copy. And every rank's memcpy of each size takes a turn in the rotation, between the
+ * libraries' calls and timed like them (after a barrier, the slowest rank's): a copy from the
+ * caches the libraries' calls leave, as a library's call starts from (this VM's caches hold
+ * more than 64 MiB: a copy of 16 MiB alone runs faster than the same copy in the rotation).
  *
  * Usage: mpirun -np N ucoll_vs_ucc [-c allreduce,reduce,bcast,exscan,scan] [-s 64K,1M,16M]
  *                                  [-l LABEL] [-M] [-B own|mpi] [-T]
@@ -23,7 +26,8 @@
  *    with more ranks than CPUs, whose rank is off its CPU); this shows that part apart.
  * -T: a timeline comment per library, collective and size (see print_timeline): when each
  *    rank left the barrier and ended its call, on the host's one monotonic clock.
- * Output: CSV label,np,coll,bytes,ucoll_us,ucc_us,mpi_us then memcpy lines as comments.
+ * Output: CSV label,np,coll,bytes,ucoll_us,ucc_us,mpi_us, each row followed by
+ * "# memcpy in the rotation LABEL NP COLL BYTES: T us (X GB/s)", then memcpy lines as comments.
  */
 #define _DEFAULT_SOURCE
 
@@ -39,6 +43,7 @@
 #include <unistd.h>
 
 enum { LIB_UCOLL, LIB_UCC, LIB_MPI, NLIBS };
+enum { SLOT_MEMCPY = NLIBS, NSLOTS }; /* the rotation: the libraries, then a plain memcpy */
 enum { C_ALLREDUCE, C_REDUCE, C_BCAST, C_EXSCAN, C_SCAN, NCOLLS };
 static const char *const coll_names[NCOLLS] = {"allreduce", "reduce", "bcast", "exscan", "scan"};
 
@@ -334,7 +339,7 @@ static void print_timeline(const run_t *r, const char *label, int coll, size_t b
     free(last);
 }
 
-enum { COLD_BYTES = 64 << 20 }; /* written before each cold copy: more than this L3 holds */
+enum { COLD_BYTES = 64 << 20 }; /* written before each cold copy (this VM's caches hold more) */
 
 /* median over iterations of the slowest rank's memcpy of `bytes`; cold: COLD_BYTES written
  * before each (untimed). own_us (may be NULL): this rank's own median */
@@ -467,7 +472,13 @@ int main(int argc, char **argv)
         r.send[l] = sb;
         r.recv[l] = rb;
     }
-    double *t[NLIBS], *t0s[NLIBS], *t1s[NLIBS]; /* -T: each call's start and end */
+    double *t[NSLOTS], *t0s[NLIBS], *t1s[NLIBS]; /* -T: each call's start and end */
+    t[SLOT_MEMCPY] = malloc(sizeof(double) * 1000);
+    char *copy_src = malloc(biggest), *copy_dst = malloc(biggest);
+    if (t[SLOT_MEMCPY] == NULL || copy_src == NULL || copy_dst == NULL)
+        die("out of memory");
+    memset(copy_src, 1, biggest);
+    memset(copy_dst, 2, biggest);
     for (int l = 0; l < NLIBS; l++) {
         t[l] = malloc(sizeof(double) * 1000);
         t0s[l] = malloc(sizeof(double) * 1000);
@@ -498,10 +509,20 @@ int main(int argc, char **argv)
             const int iters = sz[k] <= 65536 ? 1000 : sz[k] <= (1 << 20) ? 200 : 30;
             const int warm = iters / 10 + 2;
             for (int i = -warm; i < iters; i++) {
-                for (int j = 0; j < NLIBS; j++) {
-                    const int lib = ((i + warm) + j) % NLIBS;
+                for (int j = 0; j < NSLOTS; j++) {
+                    const int lib = ((i + warm) + j) % NSLOTS;
                     if (lib == LIB_UCC && !has_ucc)
                         continue;
+                    if (lib == SLOT_MEMCPY) {
+                        quiet_barrier();
+                        MPI_Barrier(MPI_COMM_WORLD);
+                        const double t0 = now_us();
+                        memcpy(copy_dst, copy_src, sz[k]);
+                        if (i >= 0)
+                            t[SLOT_MEMCPY][i] = now_us() - t0;
+                        copy_src[(size_t)(i + warm) % sz[k]]++;
+                        continue;
+                    }
                     quiet_barrier();
                     barrier(&r, lib);
                     const double t0 = now_us();
@@ -522,6 +543,8 @@ int main(int argc, char **argv)
                     }
                 }
             }
+            MPI_Allreduce(MPI_IN_PLACE, t[SLOT_MEMCPY], iters, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+            const double copy_us = median(t[SLOT_MEMCPY], iters);
             double med[NLIBS] = {0, 0, 0};
             for (int l = 0; l < NLIBS; l++) {
                 if (l == LIB_UCC && !has_ucc)
@@ -536,6 +559,8 @@ int main(int argc, char **argv)
                 if (has_ucc)
                     printf("%.2f", med[LIB_UCC]);
                 printf(",%.2f\n", med[LIB_MPI]);
+                printf("# memcpy in the rotation %s %d %s %zu: %.1f us (%.2f GB/s)\n", label,
+                       r.size, cn, sz[k], copy_us, sz[k] / copy_us * 1e-3);
                 fflush(stdout);
             }
         }
@@ -552,6 +577,8 @@ int main(int argc, char **argv)
                    q + 1 < r.size ? "," : "\n");
     }
     free(each_us);
+    free(copy_src);
+    free(copy_dst);
     while (ucc_team_destroy(r.team) == UCC_INPROGRESS)
         ucc_progress(&r);
     ucoll_finalize(r.uc);
