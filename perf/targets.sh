@@ -3,9 +3,11 @@
 # the figures of the performance targets: at NP ranks (default 2 and 3), 64 KiB, 1 MiB and
 # 16 MiB of allreduce, reduce, bcast, exscan and scan (float32 sum), ucoll / the fastest of
 # UCC, Open MPI's defaults and Open MPI with `pml ucx`, and the 16 MiB allreduce's bandwidth
-# (L / time) against memcpy's in the same run.
+# (L / time) against memcpy's in the same run (alone and warm, after 64 MiB were written, and
+# timed in the rotation).
 #
-# perf/ucoll_vs_ucc runs the three libraries alternating in the same processes; it is
+# perf/ucoll_vs_ucc runs the three libraries and a plain memcpy alternating in the same
+# processes; it is
 # launched twice per NP, once with Open MPI's defaults and once with pml ucx, so UCC and ucoll
 # are measured twice and their faster median is kept.
 #
@@ -103,8 +105,11 @@ for line in open(sys.argv[1]):
     if line.startswith("# timeline "):
         timelines.append(line[2:])
         continue
-    m = re.match(r"# memcpy in the rotation \S* (\d+) (\S+) (\d+): [\d.]+ us \(([\d.]+) GB/s\)", line)
-    if m:
+    if line.startswith("# memcpy in the rotation "):
+        m = re.match(r"# memcpy in the rotation \S* (\d+) (\S+) (\d+): [\d.]+ us \(([\d.]+) GB/s\)",
+                     line)
+        if not m:
+            sys.exit(f"targets.sh: cannot read: {line}")
         rotation[(int(m[1]), m[2], int(m[3]))].append(float(m[4]))
         continue
     if line.startswith("# each rank's memcpy"):
@@ -152,9 +157,9 @@ for np_, v in memcpy.items():
           f" {100 * gbs / c:.0f} %")
     rot = rotation.get((np_, "allreduce", big))
     if rot:
-        print(f"np={np_}: the same memcpy timed in the rotation, every rank at once, from the caches"
-              f" the libraries' calls leave, {max(rot):.2f} GB/s (the faster of {len(rot)}"
-              f" launches): {100 * gbs / max(rot):.0f} %")
+        print(f"np={np_}: the same memcpy timed in the rotation, every rank at once, from the"
+              f" caches the libraries' calls leave, {max(rot):.2f} GB/s (the faster of"
+              f" {len(rot)} launches): {100 * gbs / max(rot):.0f} %")
 for np_, launches in each.items():
     for k, launch in enumerate(launches):
         print(f"np={np_}: launch {k + 1}, each rank's memcpy while all copy (GB/s): "

@@ -43,7 +43,11 @@
 #include <unistd.h>
 
 enum { LIB_UCOLL, LIB_UCC, LIB_MPI, NLIBS };
-enum { SLOT_MEMCPY = NLIBS, NSLOTS }; /* the rotation: the libraries, then a plain memcpy */
+enum { SLOT_MEMCPY = NLIBS, NSLOTS }; /* the rotation: the libraries and a plain memcpy */
+/* the rotation's order: the memcpy goes between ucoll and UCC, so that ucoll still follows MPI
+ * (the order before the memcpy joined); UCC follows the memcpy instead of ucoll, and so does
+ * MPI for scan and exscan, which UCC lacks */
+static const int slot_order[NSLOTS] = {LIB_UCOLL, SLOT_MEMCPY, LIB_UCC, LIB_MPI};
 enum { C_ALLREDUCE, C_REDUCE, C_BCAST, C_EXSCAN, C_SCAN, NCOLLS };
 static const char *const coll_names[NCOLLS] = {"allreduce", "reduce", "bcast", "exscan", "scan"};
 
@@ -183,6 +187,8 @@ static void barrier(run_t *r, int lib)
 }
 
 static const char *const lib_names[NLIBS] = {"ucoll", "UCC", "MPI"};
+
+static volatile char copy_sink; /* reads of the rotation's copies */
 
 static void call(run_t *r, int lib, int coll, size_t n)
 {
@@ -421,7 +427,11 @@ int main(int argc, char **argv)
     int nsz = 0;
     char *list = strdup(sizes);
     for (char *s = strtok(list, ","); s != NULL && nsz < 16; s = strtok(NULL, ","))
-        sz[nsz++] = parse_size(s);
+        if ((sz[nsz++] = parse_size(s)) < sizeof(float)) {
+            fprintf(stderr, "ucoll_vs_ucc: -s %s: every size must be at least %zu bytes\n", sizes,
+                    sizeof(float));
+            return 2;
+        }
     size_t biggest = 0;
     for (int i = 0; i < nsz; i++)
         biggest = sz[i] > biggest ? sz[i] : biggest;
@@ -510,7 +520,7 @@ int main(int argc, char **argv)
             const int warm = iters / 10 + 2;
             for (int i = -warm; i < iters; i++) {
                 for (int j = 0; j < NSLOTS; j++) {
-                    const int lib = ((i + warm) + j) % NSLOTS;
+                    const int lib = slot_order[((i + warm) + j) % NSLOTS];
                     if (lib == LIB_UCC && !has_ucc)
                         continue;
                     if (lib == SLOT_MEMCPY) {
@@ -520,6 +530,8 @@ int main(int argc, char **argv)
                         memcpy(copy_dst, copy_src, sz[k]);
                         if (i >= 0)
                             t[SLOT_MEMCPY][i] = now_us() - t0;
+                        /* read the copy (it must not be optimised away), change the source */
+                        copy_sink += copy_dst[(size_t)(i + warm) % sz[k]];
                         copy_src[(size_t)(i + warm) % sz[k]]++;
                         continue;
                     }
@@ -579,6 +591,12 @@ int main(int argc, char **argv)
     free(each_us);
     free(copy_src);
     free(copy_dst);
+    for (int l = 0; l < NLIBS; l++) {
+        free(t[l]);
+        free(t0s[l]);
+        free(t1s[l]);
+    }
+    free(t[SLOT_MEMCPY]);
     while (ucc_team_destroy(r.team) == UCC_INPROGRESS)
         ucc_progress(&r);
     ucoll_finalize(r.uc);

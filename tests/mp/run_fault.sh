@@ -37,10 +37,11 @@
 #                              UCOLL_TIMEOUT ends the wait.
 #
 # --big B: every collective of the loop moves B bytes (fault_test --big, 4 iterations, kills
-# within 1.5 s): the victim dies or stops during large transfers. (At 64 MiB on 4 ranks of a
-# 2-CPU host an iteration takes about 3 s; 8 iterations made each launch twice as long.) With UCOLL_SINGLE_COPY_MIN set
-# those are single-copy reads on this host; the script then also requires that the survivors
-# of the launches read some message by single copy (UCOLL_TEST_SHM_COUNTS' lines).
+# within 1.5 s): the victim dies or stops during large transfers. (At 64 MiB on 4 ranks of
+# a 2-CPU host an iteration takes about 3 s; 8 iterations made each launch twice as long.)
+# With UCOLL_SINGLE_COPY_MIN set those are single-copy reads on this host; the script then
+# also requires that the survivors of the launches read some message by single copy
+# (UCOLL_TEST_SHM_COUNTS' lines).
 # --mem: fault_test --mem (buffers from ucoll_mem_alloc); with --big and single copy, some of
 # the survivors' reads must then have gone through a mapping of the sender's region (copied
 # from it, or reduced straight out of it).
