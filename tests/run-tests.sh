@@ -1372,7 +1372,7 @@ if ucoll_san_build "$PWD" "$SAN_DIR" "$LOGDIR/asan-build.log"; then
     san_t0=$SECONDS
     rm -f "$SAN_DIR"/obj/tests/unit/*.log "$SAN_DIR"/obj/tests/unit/*.trs
     (
-        for kv in $UCOLL_SAN_ENVS CK_FORK=no CK_EXCLUDE_TAGS=long; do export "${kv?}"; done
+        for kv in $UCOLL_SAN_UNIT_ENVS CK_FORK=no CK_EXCLUDE_TAGS=long; do export "${kv?}"; done
         # the unit tests only: neither make check's launches nor its exported-symbols test
         cd "$SAN_DIR/obj" && timeout -k 5 1200 make -j2 check MP_CHECKS= EXPORT_CHECKS=
     ) >"$LOGDIR/asan-check.log" 2>&1

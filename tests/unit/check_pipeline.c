@@ -7,7 +7,8 @@
  * elements on the ranks that combine (exscan 1..p-2, scan 1..p-1; none for count 0), and a
  * volume of
  * (p - 2) ceil(count / k') + count elements. Then the closed forms auto prices it with, its k
- * for plain `pipeline`, the rounds bound of the tag and auto's choices.
+ * for plain `pipeline`, the rounds bound of the tag and auto's choices. The sweeps beyond p = 64
+ * are the "long" case (CK_EXCLUDE_TAGS=long skips it).
  */
 #include "alg/alg.h"
 #include "alg/cost.h"
@@ -101,14 +102,14 @@ static size_t segments_for(int k, size_t count)
     return count == 0 ? 1 : (size_t)k < count ? (size_t)k : count;
 }
 
-/* coll's chains for every p <= 256, k in {1, 2, 3, 8, 64} and counts 0, 1, 7, 1000 and 3k + 1
- * (uneven segments), rooted at 0 (the scans) or, for bcast, at every root of p <= 64 and at
- * 0, p/2 and p - 1 beyond; comm: a commutative op. The runs made. */
-static long sweep(ucoll_coll_t coll, int comm)
+/* coll's chains for every p in [p_lo, p_hi], k in {1, 2, 3, 8, 64} and counts 0, 1, 7, 1000 and
+ * 3k + 1 (uneven segments), rooted at 0 (the scans) or, for bcast, at every root of p <= 64 and
+ * at 0, p/2 and p - 1 beyond; comm: a commutative op. The runs made. */
+static long sweep(ucoll_coll_t coll, int comm, int p_lo, int p_hi)
 {
     static const int ks[] = {1, 2, 3, 8, 64};
     long runs = 0;
-    for (int p = 1; p <= 256; p++)
+    for (int p = p_lo; p <= p_hi; p++)
         for (size_t ki = 0; ki < sizeof(ks) / sizeof(ks[0]); ki++) {
             const int k = ks[ki];
             const size_t counts[] = {0, 1, 7, 1000, 3 * (size_t)k + 1};
@@ -125,10 +126,11 @@ static long sweep(ucoll_coll_t coll, int comm)
     return runs;
 }
 
-/* the scans with a non-commutative op, so every result must be built in rank order */
+/* the scans with a non-commutative op, so every result must be built in rank order; p <= 64
+ * here, the rest in the "long" case below */
 START_TEST(test_every_p)
 {
-    const long runs = sweep(UCOLL_COLL_EXSCAN, 0) + sweep(UCOLL_COLL_SCAN, 0);
+    const long runs = sweep(UCOLL_COLL_EXSCAN, 0, 1, 64) + sweep(UCOLL_COLL_SCAN, 0, 1, 64);
     /* and commutative, a few */
     check_run(UCOLL_COLL_EXSCAN, 5, 3, 10, 4, 1, 3);
     check_run(UCOLL_COLL_SCAN, 5, 3, 10, 4, 1, 3);
@@ -136,11 +138,26 @@ START_TEST(test_every_p)
 }
 END_TEST
 
+START_TEST(test_every_p_256)
+{
+    const long runs = sweep(UCOLL_COLL_EXSCAN, 0, 65, 256) + sweep(UCOLL_COLL_SCAN, 0, 65, 256);
+    fprintf(stderr, "check_pipeline: %ld symbolic runs at 64 < p <= 256, all correct\n", runs);
+}
+END_TEST
+
 /* bcast down the chain from its roots: the same chain, no (+), every rank's figures by its
  * place after the root */
 START_TEST(test_bcast_every_p)
 {
-    fprintf(stderr, "check_pipeline: %ld bcast runs, all correct\n", sweep(UCOLL_COLL_BCAST, 1));
+    fprintf(stderr, "check_pipeline: %ld bcast runs, all correct\n",
+            sweep(UCOLL_COLL_BCAST, 1, 1, 64));
+}
+END_TEST
+
+START_TEST(test_bcast_every_p_256)
+{
+    fprintf(stderr, "check_pipeline: %ld bcast runs at 64 < p <= 256, all correct\n",
+            sweep(UCOLL_COLL_BCAST, 1, 65, 256));
 }
 END_TEST
 
@@ -256,13 +273,14 @@ START_TEST(test_paths_k)
 END_TEST
 
 /* the closed forms against the schedules: exscan's (rounds, max_ops, path_ops, segments) with
- * sched_figures, scan's (cost_vector.c) with the symbolic executor and sched_figures */
-START_TEST(test_closed_forms)
+ * sched_figures, scan's (cost_vector.c) with the symbolic executor and sched_figures, for
+ * p in [p_lo, p_hi] */
+static void closed_forms(int p_lo, int p_hi)
 {
     static const int ks[] = {1, 2, 3, 5, 8, 17, 64, 200};
     const alg_desc_t *ex = pipeline(UCOLL_COLL_EXSCAN), *sc = pipeline(UCOLL_COLL_SCAN),
                      *bc = pipeline(UCOLL_COLL_BCAST);
-    for (int p = 1; p <= 256; p++)
+    for (int p = p_lo; p <= p_hi; p++)
         for (size_t ki = 0; ki < sizeof(ks) / sizeof(ks[0]); ki++) {
             const int k = ks[ki];
             const size_t count = 3 * (size_t)k;
@@ -325,6 +343,13 @@ START_TEST(test_closed_forms)
                     (unsigned long long)f.ops, res.rounds, (unsigned long long)res.volume_bytes);
             symbolic_result_free(&res);
         }
+}
+
+/* p <= 64 here, the rest in the "long" case */
+START_TEST(test_closed_forms)
+{
+    closed_forms(1, 64);
+    const alg_desc_t *sc = pipeline(UCOLL_COLL_SCAN), *ex = pipeline(UCOLL_COLL_EXSCAN);
     /* plain exscan pipeline has no closed form without the vector */
     ck_assert_int_eq(cost_exscan_figures(ex, 0, 8, &(sched_figures_t){0}), -1);
     /* plain scan pipeline's: the builder's own k for count one-byte elements (6 at p = 8 and
@@ -333,6 +358,12 @@ START_TEST(test_closed_forms)
     ck_assert_int_eq(cost_vector_figures(sc, 8, 65536, 0, 0, &f), 0);
     ck_assert_uint_eq(f.den, 6);
     ck_assert_uint_eq(f.rounds, 12);
+}
+END_TEST
+
+START_TEST(test_closed_forms_256)
+{
+    closed_forms(65, 256);
 }
 END_TEST
 
@@ -439,6 +470,16 @@ int main(void)
     tcase_add_test(tc, test_auto);
     tcase_add_test(tc, test_names);
     suite_add_tcase(s, tc);
+    /* the same sweeps at 64 < p <= 256: the same code as p <= 64, most of the run time
+     * (CK_EXCLUDE_TAGS=long leaves it out, as the sanitizer builds do) */
+    TCase *sw = tcase_create("pipeline_sweep_256");
+    tcase_add_checked_fixture(sw, ws_setup, ws_teardown);
+    tcase_set_timeout(sw, 600);
+    tcase_set_tags(sw, "long");
+    tcase_add_test(sw, test_every_p_256);
+    tcase_add_test(sw, test_bcast_every_p_256);
+    tcase_add_test(sw, test_closed_forms_256);
+    suite_add_tcase(s, sw);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
     const int failed = srunner_ntests_failed(sr);
