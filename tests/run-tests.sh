@@ -72,6 +72,7 @@ fail() {
 }
 
 finish() {
+    [ -z "$SECTION_T0" ] || echo "      (section: $((SECONDS - SECTION_T0)) s)"
     echo
     if [ $((MP_P + MP_F + MP_S)) -gt 0 ]; then
         echo "mp_test cases over all launches and ranks: $MP_P passed, $MP_F failed," \
@@ -83,7 +84,12 @@ finish() {
     exit
 }
 
+# section TITLE: a new section; the one before ends with its time, so that a log shows where
+# the run's time went
+SECTION_T0=""
 section() {
+    [ -z "$SECTION_T0" ] || echo "      (section: $((SECONDS - SECTION_T0)) s)"
+    SECTION_T0=$SECONDS
     echo
     echo "== $*"
 }
