@@ -10,8 +10,10 @@
 # UCOLL_ERR_TIMED_OUT within UCOLL_TIMEOUT + 5 s of the failure (no TRANSPORT, no wrong result,
 # no rank without a record, no error before the failure, ucoll_finalize returned) and srun
 # ended. srun --no-kill keeps Slurm from killing the survivors (in their finalize) when it finds
-# the host down; --wait ends the step 5 s (after a cut link 20 s) after the first task exits, as
-# a job whose tasks vanished with their host needs. After a cut link the link is set up again and
+# the host down. Once every rank that must write a record has written its finalize's line, the
+# job is cancelled (scancel; srun, if it still waits 2 s later for the failed host's step, is
+# killed): a job whose tasks vanished with their host would otherwise end only by --wait, 5 s
+# (after a cut link 20 s) after its first task exits. After a cut link the link is set up again and
 # the script waits until the host is idle in Slurm, and before the next launch until every
 # host is; a host that Slurm marked drained or down (its slurmstepd could not report the
 # step's end while cut off, and a minute after the kill request was "not ending with signals":
@@ -140,7 +142,39 @@ for i in $(seq 1 "$LAUNCHES"); do
             x "$victim" ip link set eth0 down
         fi
     fi
-    wait "$srun_pid"
+    # The launch is judged by the ranks' records alone. Once every rank that must write one has
+    # written its finalize's line, the job is cancelled rather than left to srun's --wait,
+    # which after a cut link was 20 of a launch's 30 s.
+    cancelled=""
+    if [ -z "$why" ]; then
+        for _ in $(seq 1 1200); do
+            kill -0 "$srun_pid" 2>/dev/null || break
+            done_n=0
+            for r in $(seq 0 7); do
+                [ "$KIND" = kill ] && [ $((1 + r / 2)) = "${victim#h}" ] && continue
+                grep -q 'fin_s=' "$run/rank-$r" 2>/dev/null && done_n=$((done_n + 1))
+            done
+            if { [ "$KIND" = kill ] && [ "$done_n" = 6 ]; } || [ "$done_n" = 8 ]; then
+                sleep 0.5 # the ranks' own exits, if they come
+                jobs=$(x h1 squeue -h -o %i 2>/dev/null | tr '\n' ' ')
+                if kill -0 "$srun_pid" 2>/dev/null && [ -n "$jobs" ]; then
+                    # shellcheck disable=SC2086  # one word per job id
+                    x h1 scancel $jobs 2>>"$log" && cancelled=", cancelled"
+                    # srun then waits 7 s more for the cut host's step; the job is over
+                    for _ in $(seq 1 20); do
+                        kill -0 "$srun_pid" 2>/dev/null || break
+                        sleep 0.1
+                    done
+                    kill -0 "$srun_pid" 2>/dev/null && kill -KILL -- -"$srun_pid" 2>/dev/null &&
+                        cancelled="$cancelled, srun killed"
+                fi
+                break
+            fi
+            sleep 0.1
+        done
+    fi
+    # (no "Killed" line from bash for a killed srun)
+    { wait "$srun_pid"; } 2>/dev/null
     srun_rc=$?
     t_end=$(date +%s.%N)
     [ "$KIND" = link ] && x "$victim" ip link set eth0 up
@@ -184,7 +218,7 @@ for i in $(seq 1 "$LAUNCHES"); do
     fi
     if [ -z "$why" ]; then
         echo "launch $i ($KIND $victim after ${delay_ms} ms): pass; max detection ${detect} s," \
-            "max finalize ${fin} s, srun rc $srun_rc, launch ${took} s"
+            "max finalize ${fin} s, srun rc $srun_rc$cancelled, launch ${took} s"
         fgt "$detect" "$max_detect" && max_detect=$detect
         fgt "$fin" "$max_fin" && max_fin=$fin
     else
