@@ -72,7 +72,7 @@ fail() {
 }
 
 finish() {
-    [ -z "$SECTION_T0" ] || echo "      (section: $((SECONDS - SECTION_T0)) s)"
+    section_end
     echo
     if [ $((MP_P + MP_F + MP_S)) -gt 0 ]; then
         echo "mp_test cases over all launches and ranks: $MP_P passed, $MP_F failed," \
@@ -84,11 +84,14 @@ finish() {
     exit
 }
 
-# section TITLE: a new section; the one before ends with its time, so that a log shows where
-# the run's time went
+# section TITLE: a new section; the one before ends with its time (section_end), so that a log
+# shows where the run's time went
 SECTION_T0=""
-section() {
+section_end() {
     [ -z "$SECTION_T0" ] || echo "      (section: $((SECONDS - SECTION_T0)) s)"
+}
+section() {
+    section_end
     SECTION_T0=$SECONDS
     echo
     echo "== $*"
@@ -1374,8 +1377,7 @@ if ucoll_san_build "$PWD" "$SAN_DIR" "$LOGDIR/asan-build.log"; then
     # CK_FORK=no: one process per program, as forking an ASan process for every test is slow;
     # CK_EXCLUDE_TAGS=long leaves out check_schedules' p <= 4096 sweep (the code the p <= 256
     # tests run, tens of minutes under ASan) and check_cost's closed forms against every
-    # p <= 4096 (the normal make check runs both)
-    san_t0=$SECONDS
+    # p <= 4096, check_pipeline's sweeps beyond p = 64 (the normal make check runs them all)
     rm -f "$SAN_DIR"/obj/tests/unit/*.log "$SAN_DIR"/obj/tests/unit/*.trs
     (
         for kv in $UCOLL_SAN_UNIT_ENVS CK_FORK=no CK_EXCLUDE_TAGS=long; do export "${kv?}"; done
@@ -1397,7 +1399,6 @@ if ucoll_san_build "$PWD" "$SAN_DIR" "$LOGDIR/asan-build.log"; then
             fail "asan+ubsan: $t: ${checks:-no Check summary}" "$LOGDIR/asan-unit-$t.log"
         fi
     done
-    echo "      ($((SECONDS - san_t0)) s)"
     if [ "$san_n" = 0 ] || { [ "$san_rc" != 0 ] && [ "$san_rc" != 2 ]; }; then
         fail "asan+ubsan: make check (status $san_rc, $san_n logs)" "$LOGDIR/asan-check.log"
     fi

@@ -8,7 +8,8 @@
 #     message to another host went through UCX, every small one within a host through the
 #     rings (the layout in STATS_TEST_HOSTS, checked against SLURM_NODEID);
 #   - mp_test (barrier ordering through DIR/shared, which every host sees), mp_api_test (500
-#     split/free cycles) and tests/api_user/api_user.c; block_test's allgather, node-aware by name and by auto;
+#     split/free cycles) and tests/api_user/api_user.c; block_test's allgather, node-aware by
+#     name and by auto;
 #   - at 4 x 2 and 3 + 2 + 1 auto runs the node-aware forms (more than one host, a host of
 #     more than one rank, consecutive ranks per host): mp_test and mp_api_test check their
 #     results, stats_test their messages on each channel;

@@ -80,6 +80,12 @@ wait_idle() {
     return 1
 }
 
+# owes_record R: whether rank R must leave a record (all but the killed host's, ranks 2h and
+# 2h + 1 on host h + 1)
+owes_record() {
+    [ "$KIND" != kill ] || [ $((1 + $1 / 2)) != "${victim#h}" ]
+}
+
 failed=0 max_detect=0 max_fin=0 retried=0
 for i in $(seq 1 "$LAUNCHES"); do
     # a cut-off host's slurmstepd may drain it a minute after an earlier launch, when the
@@ -149,12 +155,12 @@ for i in $(seq 1 "$LAUNCHES"); do
     if [ -z "$why" ]; then
         for _ in $(seq 1 1200); do
             kill -0 "$srun_pid" 2>/dev/null || break
-            done_n=0
+            missing=0
             for r in $(seq 0 7); do
-                [ "$KIND" = kill ] && [ $((1 + r / 2)) = "${victim#h}" ] && continue
-                grep -q 'fin_s=' "$run/rank-$r" 2>/dev/null && done_n=$((done_n + 1))
+                owes_record "$r" || continue
+                grep -q 'fin_s=' "$run/rank-$r" 2>/dev/null || missing=$((missing + 1))
             done
-            if { [ "$KIND" = kill ] && [ "$done_n" = 6 ]; } || [ "$done_n" = 8 ]; then
+            if [ "$missing" = 0 ]; then
                 sleep 0.5 # the ranks' own exits, if they come
                 jobs=$(x h1 squeue -h -o %i 2>/dev/null | tr '\n' ' ')
                 if kill -0 "$srun_pid" 2>/dev/null && [ -n "$jobs" ]; then
@@ -184,11 +190,9 @@ for i in $(seq 1 "$LAUNCHES"); do
     fi
     detect=0 fin=0
     if [ -z "$why" ]; then
-        v=${victim#h}
         for r in $(seq 0 7); do
-            host=$((1 + r / 2))
             rec="$run/rank-$r"
-            if [ "$KIND" = kill ] && [ "$host" = "$v" ]; then
+            if ! owes_record "$r"; then
                 [ ! -f "$rec" ] || why="${why}rank $r of the killed host left a record; "
                 continue
             fi
