@@ -316,15 +316,14 @@ static void print_timeline(const run_t *r, const char *label, int coll, size_t b
             a1[q * iters + i] -= first;
         }
     }
-    printf("# timeline %s %d %s %zu %s: exit", label, p, coll_names[coll], bytes, lib_names[lib]);
-    for (int q = 0; q < p; q++) {
-        memcpy(col, a0 + (size_t)q * iters, sizeof(double) * (size_t)iters);
-        printf(" r%d %.1f", q, median(col, iters));
-    }
-    printf(", end");
-    for (int q = 0; q < p; q++) {
-        memcpy(col, a1 + (size_t)q * iters, sizeof(double) * (size_t)iters);
-        printf(" r%d %.1f", q, median(col, iters));
+    printf("# timeline %s %d %s %zu %s:", label, p, coll_names[coll], bytes, lib_names[lib]);
+    for (int k = 0; k < 2; k++) {
+        const double *a = k == 0 ? a0 : a1;
+        printf("%s", k == 0 ? " exit" : ", end");
+        for (int q = 0; q < p; q++) {
+            memcpy(col, a + (size_t)q * iters, sizeof(double) * (size_t)iters);
+            printf(" r%d %.1f", q, median(col, iters));
+        }
     }
     printf("; last out");
     for (int q = 0; q < p; q++)
@@ -483,19 +482,20 @@ int main(int argc, char **argv)
         r.recv[l] = rb;
     }
     double *t[NSLOTS], *t0s[NLIBS], *t1s[NLIBS]; /* -T: each call's start and end */
-    t[SLOT_MEMCPY] = malloc(sizeof(double) * 1000);
+    for (int l = 0; l < NSLOTS; l++)
+        if ((t[l] = malloc(sizeof(double) * 1000)) == NULL)
+            die("out of memory");
     char *copy_src = malloc(biggest), *copy_dst = malloc(biggest);
-    if (t[SLOT_MEMCPY] == NULL || copy_src == NULL || copy_dst == NULL)
+    if (copy_src == NULL || copy_dst == NULL)
         die("out of memory");
     memset(copy_src, 1, biggest);
     memset(copy_dst, 2, biggest);
     for (int l = 0; l < NLIBS; l++) {
-        t[l] = malloc(sizeof(double) * 1000);
         t0s[l] = malloc(sizeof(double) * 1000);
         t1s[l] = malloc(sizeof(double) * 1000);
     }
     for (int l = 0; l < NLIBS; l++) {
-        if (t[l] == NULL || t0s[l] == NULL || t1s[l] == NULL)
+        if (t0s[l] == NULL || t1s[l] == NULL)
             die("out of memory");
         if (r.send[l] == NULL || r.recv[l] == NULL)
             die("out of memory");
@@ -591,12 +591,12 @@ int main(int argc, char **argv)
     free(each_us);
     free(copy_src);
     free(copy_dst);
-    for (int l = 0; l < NLIBS; l++) {
+    for (int l = 0; l < NSLOTS; l++)
         free(t[l]);
+    for (int l = 0; l < NLIBS; l++) {
         free(t0s[l]);
         free(t1s[l]);
     }
-    free(t[SLOT_MEMCPY]);
     while (ucc_team_destroy(r.team) == UCC_INPROGRESS)
         ucc_progress(&r);
     ucoll_finalize(r.uc);
