@@ -1313,7 +1313,8 @@ section "many hosts: a Slurm cluster of network namespaces (tests/cluster)"
 # 4 hosts, each its own network, pid, IPC, UTS and mount namespaces, on a bridge; srun on h1.
 # The suite across hosts (tests/cluster/run-cluster-tests.sh), then host failures
 # (tests/cluster/run-host-faults.sh): a whole host's job processes SIGKILLed, and a host's link
-# set down and left down
+# set down and left down; and a cut-off rank's first exchange with new peers
+# (tests/cluster/run-first-contact.sh)
 CLUSTER_DIR="$PWD/build/cluster"
 if [ "$cluster" = 0 ] || [ "$slurm" = 0 ]; then
     echo "skipped (--no-cluster or --no-slurm)"
@@ -1347,6 +1348,12 @@ else
                 fail "cluster: host failures ($kind)" "$log"
             fi
         done
+        log="$LOGDIR/cluster-first-contact.log"
+        if tests/cluster/run-first-contact.sh "$CLUSTER_DIR" >"$log" 2>&1; then
+            pass "cluster: $(head -n 1 "$log")"
+        else
+            fail "cluster: first contact after a cut link (run-first-contact.sh)" "$log"
+        fi
     else
         fail "cluster: 4 namespace hosts up (tests/cluster/cluster-up.sh)" "$LOGDIR/cluster-up.log"
     fi
