@@ -463,7 +463,7 @@ __attribute__((noinline, cold)) static ucoll_status_t peer_connect(tp_ctx_t *tp,
         fprintf(stderr, "ucoll: rank %d cannot connect to rank %d: %s\n", tp->rank, i,
                 ucs_status_string(ust));
         peer->ep = NULL;
-        return peer->connect_status = UCOLL_ERR_TRANSPORT;
+        return peer->connect_status = ucx_connect_status(ust);
     }
     tp->endpoints++;
     if (tp->mode == TP_FAILURE_AUTO && same_machine && i != tp->rank && pid > 0) {

@@ -59,3 +59,11 @@ ucoll_status_t ucx_op_status(ucs_status_t status, int is_recv, int peer_failed)
         return UCOLL_ERR_PEER_FAILED;
     return st;
 }
+
+/* A rank whose host is cut off meets the cut at the first exchange with a new peer: UCX's TCP
+ * connect() fails at once ("Network is unreachable") and so does the endpoint. That peer is as
+ * lost to this rank as one whose send failed; no send or receive is cancelled here. */
+ucoll_status_t ucx_connect_status(ucs_status_t status)
+{
+    return ucx_op_status(status, 1, 0);
+}

@@ -15,4 +15,7 @@ ucoll_status_t ucx_status(ucs_status_t status);
  * to or from a peer that is (peer_failed != 0) or is not yet marked failed */
 ucoll_status_t ucx_op_status(ucs_status_t status, int is_recv, int peer_failed);
 
+/* the status of a peer whose endpoint ucp_ep_create refused with `status` */
+ucoll_status_t ucx_connect_status(ucs_status_t status);
+
 #endif

@@ -83,6 +83,23 @@ START_TEST(own_meanings_stay)
 }
 END_TEST
 
+/* ucp_ep_create's failure, met at the first send or receive with a peer: a peer UCX cannot
+ * reach (a cut-off host: connect() fails at once with "Network is unreachable") is a failed
+ * peer, like the same error from a send; an error of this process's own stays the transport's */
+START_TEST(connect_failure)
+{
+    ck_assert_int_eq(ucx_connect_status(UCS_OK), UCOLL_OK);
+    for (size_t i = 0; i < NGONE; i++)
+        ck_assert_msg(ucx_connect_status(peer_gone[i]) == UCOLL_ERR_PEER_FAILED,
+                      "endpoint creation failed with %s: %d", ucs_status_string(peer_gone[i]),
+                      (int)ucx_connect_status(peer_gone[i]));
+    for (size_t i = 0; i < NLOCAL; i++)
+        ck_assert_int_eq(ucx_connect_status(local[i]), UCOLL_ERR_TRANSPORT);
+    ck_assert_int_eq(ucx_connect_status(UCS_ERR_CANCELED), UCOLL_ERR_TRANSPORT);
+    ck_assert_int_eq(ucx_connect_status(UCS_ERR_NO_MEMORY), UCOLL_ERR_NO_MEMORY);
+}
+END_TEST
+
 START_TEST(general_mapping)
 {
     /* outside a send or receive (initialisation, registration) a shared-memory or I/O error
@@ -106,6 +123,7 @@ int main(void)
     tcase_add_test(tc, local_error_is_transport_until_the_peer_is_marked);
     tcase_add_test(tc, cancelled_send_is_the_peers);
     tcase_add_test(tc, own_meanings_stay);
+    tcase_add_test(tc, connect_failure);
     tcase_add_test(tc, general_mapping);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
