@@ -1,14 +1,18 @@
 /*
  * tests/mp/owed_test.c: once a collective has returned on a rank, nothing of it may wait for
  * that rank's next ucoll call. Each case: a barrier on world, then one collective on world;
- * right after it returns, one rank (the sleeper) sleeps SLEEP s outside ucoll, then joins a
- * barrier on another communicator, in which every other rank is already waiting. The others
- * must finish the collective well before the sleeper wakes: a last fragment left in a send
- * queue, or a rendezvous acknowledgement that only the sleeper's progress sends, would hold
- * them until it does.
- * Cases: bcast from roots 0 and p - 1 and allreduce, each with sleepers 0, p / 2 and p - 1, at
- * a small and a large count (float32); results checked exactly. Each case runs once with
- * nobody asleep first: with the sleeper, a call may take at most that long plus SLEEP / 2.
+ * right after it returns, the sleepers (ranks 0, p / 2 and p - 1: the ends of chains and
+ * rings, a tree's root, leaves and inner ranks) sleep SLEEP s outside ucoll, then join a
+ * barrier on another communicator, in which every other rank is already waiting. Every rank
+ * must finish the collective well before the sleepers wake: a last fragment left in a send
+ * queue, or a rendezvous acknowledgement that only a sleeper's progress sends, would hold it
+ * until they do. The sleepers sleep together: one held by another cannot return, so its own
+ * call shows the hold, and a rank held by one sleeper is held as long with more of them
+ * asleep. One case per collective thus checks what one per sleeper would, in a third of the
+ * time.
+ * Cases: bcast from roots 0 and p - 1 and allreduce, at a small and a large count (float32);
+ * results checked exactly. Each case runs once with nobody asleep first: with the sleepers, a
+ * call may take at most that long plus SLEEP / 2, on every rank.
  * Run it with ranks on different hosts (UCX's network path), with and without
  * UCX_RNDV_THRESH=0.
  * Usage: owed_test --expect-size N [--sleep S]. Public API only. Exit 0 when all is right.
@@ -86,62 +90,55 @@ int main(int argc, char **argv)
     int cases = 0;
     for (int c = 0; c < 2; c++) {
         size_t n = counts[c];
-        /* kind < size: bcast from root `kind`; kind == size: allreduce. Roots 0 and p - 1,
-         * sleepers 0, p / 2 and p - 1: the ends of chains and rings, a tree's root, leaves
-         * and inner ranks */
+        /* kind < size: bcast from root `kind` (0 or p - 1); kind == size: allreduce */
         for (int kind = 0; kind <= size; kind++) {
             if (kind != size && !picked(kind, size, 0))
                 continue;
-            for (int sleeper = 0; sleeper < size; sleeper++) {
-                if (!picked(sleeper, size, 1))
-                    continue;
-                char what[96];
-                snprintf(what, sizeof(what), "%s%s%d, count %zu, sleeper %d",
-                         kind < size ? "bcast" : "allreduce", kind < size ? " root " : "",
-                         kind < size ? kind : 0, n, sleeper);
-                for (size_t i = 0; i < n; i++)
-                    in[i] = input(rank, i);
-                /* twice: first with nobody asleep, for how long the call takes here now */
-                double took = 0, base = 0;
-                for (int pass = 0; pass < 2; pass++) {
-                    memcpy(buf, in, n * sizeof(float));
-                    check_st(rank, "start barrier", ucoll_barrier(world));
-                    double t0 = now_s();
-                    if (kind < size)
-                        st = ucoll_bcast(world, buf, n, UCOLL_FLOAT32, kind);
-                    else
-                        st = ucoll_allreduce(world, in, buf, n, UCOLL_FLOAT32, UCOLL_OP_SUM);
-                    took = now_s() - t0;
-                    if (pass == 0)
-                        base = took;
-                    check_st(rank, what, st);
-                }
-                size_t bad = n;
-                for (size_t i = 0; i < n && bad == n; i++) {
-                    float want = 0;
-                    if (kind < size)
-                        want = input(kind, i);
-                    else
-                        for (int r = 0; r < size; r++)
-                            want += input(r, i);
-                    if (buf[i] != want)
-                        bad = i;
-                }
-                if (bad != n) {
-                    printf("FAIL rank %d: %s: element %zu wrong\n", rank, what, bad);
-                    failures++;
-                }
-                if (rank == sleeper) {
-                    usleep((useconds_t)(sleep_s * 1e6));
-                } else if (took > base + sleep_s / 2) {
-                    printf("FAIL rank %d: %s: took %.3f s (%.3f s with nobody asleep) with the "
-                           "sleeper asleep %.1f s\n",
-                           rank, what, took, base, sleep_s);
-                    failures++;
-                }
-                check_st(rank, "barrier on the other communicator", ucoll_barrier(other));
-                cases++;
+            char what[96];
+            snprintf(what, sizeof(what), "%s%s%d, count %zu", kind < size ? "bcast" : "allreduce",
+                     kind < size ? " root " : "", kind < size ? kind : 0, n);
+            for (size_t i = 0; i < n; i++)
+                in[i] = input(rank, i);
+            /* twice: first with nobody asleep, for how long the call takes here now */
+            double took = 0, base = 0;
+            for (int pass = 0; pass < 2; pass++) {
+                memcpy(buf, in, n * sizeof(float));
+                check_st(rank, "start barrier", ucoll_barrier(world));
+                double t0 = now_s();
+                if (kind < size)
+                    st = ucoll_bcast(world, buf, n, UCOLL_FLOAT32, kind);
+                else
+                    st = ucoll_allreduce(world, in, buf, n, UCOLL_FLOAT32, UCOLL_OP_SUM);
+                took = now_s() - t0;
+                if (pass == 0)
+                    base = took;
+                check_st(rank, what, st);
             }
+            size_t bad = n;
+            for (size_t i = 0; i < n && bad == n; i++) {
+                float want = 0;
+                if (kind < size)
+                    want = input(kind, i);
+                else
+                    for (int r = 0; r < size; r++)
+                        want += input(r, i);
+                if (buf[i] != want)
+                    bad = i;
+            }
+            if (bad != n) {
+                printf("FAIL rank %d: %s: element %zu wrong\n", rank, what, bad);
+                failures++;
+            }
+            if (took > base + sleep_s / 2) {
+                printf("FAIL rank %d: %s: took %.3f s (%.3f s with nobody asleep) with the "
+                       "sleepers asleep %.1f s\n",
+                       rank, what, took, base, sleep_s);
+                failures++;
+            }
+            if (picked(rank, size, 1))
+                usleep((useconds_t)(sleep_s * 1e6));
+            check_st(rank, "barrier on the other communicator", ucoll_barrier(other));
+            cases++;
         }
     }
     free(buf);
