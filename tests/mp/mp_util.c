@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 const char *const mpt_form_names[MPT_NFORMS] = {"blocking", "nonblocking", "persistent"};
@@ -123,12 +124,19 @@ size_t mpt_dtype_size(ucoll_dtype_t dt)
     return 0;
 }
 
-uint64_t mpt_mix64(uint64_t x)
+/* inlined where inputs are made: libmptest is built position-independent, so mpt_mix64
+ * itself is called, not inlined, and the call was a quarter of a large test's time */
+static inline uint64_t mix64(uint64_t x)
 {
     x += 0x9e3779b97f4a7c15ULL;
     x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
     x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
     return x ^ (x >> 31);
+}
+
+uint64_t mpt_mix64(uint64_t x)
+{
+    return mix64(x);
 }
 
 uint64_t mpt_affine_then(uint64_t first, uint64_t second)
@@ -248,8 +256,6 @@ static unsigned int_bits(ucoll_dtype_t dt)
 /* an integer input as the bit pattern of its width (the low `bits` bits count) */
 static uint64_t int_input(uint64_t h, unsigned bits, ucoll_op_t op, int rank)
 {
-    const uint64_t ones = bits == 64 ? ~0ULL : (1ULL << bits) - 1;
-    const uint64_t nonzero = 1 + (h >> 8) % ones; /* 1 .. 2^bits - 1 */
     switch (op) {
     case UCOLL_OP_PROD:
         return h | 1;
@@ -262,7 +268,8 @@ static uint64_t int_input(uint64_t h, unsigned bits, ucoll_op_t op, int rank)
     case UCOLL_OP_LXOR: {
         const unsigned r = (h >> 3) % 8; /* true: LAND 7 in 8, LOR 1 in 8, LXOR 4 in 8 */
         const int truth = op == UCOLL_OP_LAND ? r != 0 : op == UCOLL_OP_LOR ? r == 0 : r < 4;
-        return !truth ? 0 : rank == 0 ? 1 : nonzero;
+        const uint64_t ones = bits == 64 ? ~0ULL : (1ULL << bits) - 1;
+        return !truth ? 0 : rank == 0 ? 1 : 1 + (h >> 8) % ones; /* 1 .. 2^bits - 1 */
     }
     default: /* SUM (wraps), MIN, MAX, BXOR, user ops */
         return h;
@@ -280,41 +287,69 @@ static double float_input(uint64_t h, ucoll_op_t op)
     return (double)((int64_t)(h >> 40) % 8192 - 4096 + 1) * 0.25;
 }
 
+/* whether int_input is the hash itself (SUM, MIN, MAX, BXOR, user ops) */
+static int int_input_is_hash(ucoll_op_t op)
+{
+    switch (op) {
+    case UCOLL_OP_PROD:
+    case UCOLL_OP_BAND:
+    case UCOLL_OP_BOR:
+    case UCOLL_OP_LAND:
+    case UCOLL_OP_LOR:
+    case UCOLL_OP_LXOR:
+        return 0;
+    default:
+        return 1;
+    }
+}
+
+/* buf[i] = (T)(value), value an expression of element i's hash h; the dtype and op are chosen
+ * once per buffer, not per element */
+#define FILL_EACH(T, value)                                                                        \
+    for (size_t i = 0; i < n; i++) {                                                               \
+        const uint64_t h = mix64(base ^ (0x9e3779b97f4a7c15ULL * (uint64_t)(i + 1)));              \
+        ((T *)buf)[i] = (T)(value);                                                                \
+    }
+#define FILL_INT(T)                                                                                \
+    do {                                                                                           \
+        if (plain)                                                                                 \
+            FILL_EACH(T, h)                                                                        \
+        else                                                                                       \
+            FILL_EACH(T, int_input(h, bits, op, rank))                                             \
+    } while (0)
+
 void mpt_fill_input(void *buf, size_t n, ucoll_dtype_t dt, ucoll_op_t op, int rank, uint64_t salt)
 {
     const unsigned bits = int_bits(dt);
-    const uint64_t base = mpt_mix64(salt ^ mpt_mix64(0x5157 + (uint64_t)(unsigned)rank));
-    for (size_t i = 0; i < n; i++) {
-        const uint64_t h = mpt_mix64(base ^ (0x9e3779b97f4a7c15ULL * (uint64_t)(i + 1)));
-        const uint64_t v = bits ? int_input(h, bits, op, rank) : 0;
-        switch (dt) {
-        case UCOLL_INT8:
-        case UCOLL_UINT8:
-            ((uint8_t *)buf)[i] = (uint8_t)v;
-            break;
-        case UCOLL_INT16:
-        case UCOLL_UINT16:
-            ((uint16_t *)buf)[i] = (uint16_t)v;
-            break;
-        case UCOLL_INT32:
-        case UCOLL_UINT32:
-            ((uint32_t *)buf)[i] = (uint32_t)v;
-            break;
-        case UCOLL_INT64:
-        case UCOLL_UINT64:
-            ((uint64_t *)buf)[i] = v;
-            break;
-        case UCOLL_FLOAT32:
-            ((float *)buf)[i] = (float)float_input(h, op);
-            break;
-        case UCOLL_FLOAT64:
-            ((double *)buf)[i] = float_input(h, op);
-            break;
-        case UCOLL_FLOAT16: /* not here (mp_util.h) */
-        case UCOLL_BFLOAT16:
-            ((uint16_t *)buf)[i] = 0;
-            break;
-        }
+    const int plain = int_input_is_hash(op);
+    const uint64_t base = mix64(salt ^ mix64(0x5157 + (uint64_t)(unsigned)rank));
+    switch (dt) {
+    case UCOLL_INT8:
+    case UCOLL_UINT8:
+        FILL_INT(uint8_t);
+        break;
+    case UCOLL_INT16:
+    case UCOLL_UINT16:
+        FILL_INT(uint16_t);
+        break;
+    case UCOLL_INT32:
+    case UCOLL_UINT32:
+        FILL_INT(uint32_t);
+        break;
+    case UCOLL_INT64:
+    case UCOLL_UINT64:
+        FILL_INT(uint64_t);
+        break;
+    case UCOLL_FLOAT32:
+        FILL_EACH(float, float_input(h, op));
+        break;
+    case UCOLL_FLOAT64:
+        FILL_EACH(double, float_input(h, op));
+        break;
+    case UCOLL_FLOAT16: /* not here (mp_util.h) */
+    case UCOLL_BFLOAT16:
+        memset(buf, 0, n * sizeof(uint16_t));
+        break;
     }
 }
 
