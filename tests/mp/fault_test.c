@@ -189,6 +189,7 @@ typedef struct {
     size_t count;
     uint64_t salt;
     void *send, *recv, *expect, *tmp;
+    size_t send_n, recv_n, expect_n, tmp_n; /* their sizes: at least count elements */
     ucoll_request_t *req;
 } op_t;
 
@@ -207,9 +208,64 @@ static size_t big_bytes;
 /* --mem: send and receive buffers from ucoll_mem_alloc */
 static int mem_alloc;
 
-static void *buffer_get(size_t n)
+/* --big: a collective's buffers are kept for the next one instead of freed. Fresh 64 MiB
+ * buffers cost more in page faults than the transfers take, and the victim is meant to die
+ * in those transfers. Two kinds: the send and receive buffers, and the references' scratch. */
+enum { KEPT_IO, KEPT_SCRATCH };
+#define KEPT_MAX (2 * MAX_BATCH)
+static struct {
+    void *p;
+    size_t n;
+} kept[2][KEPT_MAX];
+static int nkept[2];
+
+/* a kept buffer of kind k of at least *n bytes, *n becoming its size; NULL if there is none,
+ * *n becoming the size to allocate (at least big_bytes, to be kept for any later collective) */
+static void *kept_get(int k, size_t *n)
 {
-    void *p = NULL;
+    if (big_bytes == 0)
+        return NULL;
+    for (int i = 0; i < nkept[k]; i++)
+        if (kept[k][i].n >= *n) {
+            void *p = kept[k][i].p;
+            *n = kept[k][i].n;
+            kept[k][i] = kept[k][--nkept[k]];
+            return p;
+        }
+    if (*n < big_bytes)
+        *n = big_bytes;
+    return NULL;
+}
+
+/* 1 if p (of n bytes) is kept for a later collective */
+static int kept_put(int k, void *p, size_t n)
+{
+    if (big_bytes == 0 || nkept[k] == KEPT_MAX)
+        return 0;
+    kept[k][nkept[k]].p = p;
+    kept[k][nkept[k]++].n = n;
+    return 1;
+}
+
+static void *scratch_get(size_t *n)
+{
+    void *p = kept_get(KEPT_SCRATCH, n);
+    return p != NULL ? p : xmalloc(*n);
+}
+
+static void scratch_put(void *p, size_t n)
+{
+    if (!kept_put(KEPT_SCRATCH, p, n))
+        free(p);
+}
+
+/* *np: the bytes wanted; becomes the buffer's size */
+static void *buffer_get(size_t *np)
+{
+    void *p = kept_get(KEPT_IO, np);
+    const size_t n = *np;
+    if (p != NULL)
+        return p;
     if (!mem_alloc)
         return xmalloc(n);
     if (ucoll_mem_alloc(n ? n : 1, &p) != UCOLL_OK) {
@@ -219,8 +275,10 @@ static void *buffer_get(size_t n)
     return p;
 }
 
-static void buffer_put(void *p)
+static void buffer_put(void *p, size_t n)
 {
+    if (kept_put(KEPT_IO, p, n))
+        return;
     if (!mem_alloc) {
         free(p);
     } else if (ucoll_mem_free(p) != UCOLL_OK) {
@@ -259,10 +317,11 @@ static void op_plan(op_t *o, int size, uint64_t iter_salt)
 static void op_prepare(op_t *o, int rank)
 {
     size_t bytes = o->count * o->kind->esize;
-    o->send = buffer_get(bytes);
-    o->recv = buffer_get(bytes);
-    o->expect = xmalloc(bytes);
-    o->tmp = xmalloc(bytes);
+    o->send_n = o->recv_n = o->expect_n = o->tmp_n = bytes;
+    o->send = buffer_get(&o->send_n);
+    o->recv = buffer_get(&o->recv_n);
+    o->expect = scratch_get(&o->expect_n);
+    o->tmp = scratch_get(&o->tmp_n);
     gen(o->kind, rank, o->salt, o->count, o->send);
     memset(o->recv, FILL, bytes);
     if (o->coll == C_BCAST && rank == o->root)
@@ -332,10 +391,10 @@ static int op_verify(op_t *o, int rank, int size)
 
 static void op_release(op_t *o)
 {
-    buffer_put(o->send);
-    buffer_put(o->recv);
-    free(o->expect);
-    free(o->tmp);
+    buffer_put(o->send, o->send_n);
+    buffer_put(o->recv, o->recv_n);
+    scratch_put(o->expect, o->expect_n);
+    scratch_put(o->tmp, o->tmp_n);
     o->send = o->recv = o->expect = o->tmp = NULL;
 }
 
