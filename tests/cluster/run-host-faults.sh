@@ -20,6 +20,8 @@
 # reason "Kill task failed") is resumed with scontrol update state=resume, and the summary
 # counts those resumes; a launch whose allocation Slurm refused (a host drained while srun
 # waited, so no task started) is made again, at most twice, and counted too.
+# Each rank's stderr goes to a file of its own beside its record (srun --error, written on its
+# host): a cut-off host's ranks could not send theirs to srun.
 # Prints one line per launch and a summary with the largest detection time (failure to a
 # survivor's error) and finalize time; exits 0 only if every launch passed.
 set -uo pipefail
@@ -109,8 +111,8 @@ for i in $(seq 1 "$LAUNCHES"); do
         t_start=$(date +%s.%N)
         setsid timeout -k 10 180 "$HERE/cluster-exec.sh" "$DIR" h1 srun --mpi=pmix --overcommit \
             --immediate=60 --no-kill --wait="$WAIT_S" -N 4 -n 8 --distribution=block \
-            tests/mp/fault_test --seed "$seed" --dir "$run" --mode external \
-            </dev/null >"$log" 2>&1 &
+            --error="$run/stderr-%t" tests/mp/fault_test --seed "$seed" --dir "$run" \
+            --mode external </dev/null >"$log" 2>&1 &
         srun_pid=$!
         ready=0
         for _ in $(seq 1 600); do
