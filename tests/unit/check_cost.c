@@ -370,6 +370,36 @@ START_TEST(fit_path_keeps_alpha_positive)
 }
 END_TEST
 
+/* UCX's and single copy's alpha and beta from chained-bcast times of 64 KiB or more: the
+ * fitted line where it rises, but a line that does not rise (the smaller sizes' chains
+ * stretched under load: a CI run at 3 ranks on 2 CPUs fitted single copy's beta <= 0, and
+ * init then left single copy out of the model) prices each byte at the largest size's time per
+ * byte, a bound from above, and alpha at the median of what that leaves (never below 0) */
+START_TEST(fit_large_path_never_free_bytes)
+{
+    const double x[4] = {131072, 262144, 524288, 1048576};
+    const double rising[4] = {12, 14, 18, 26}; /* 10 + x / 65536 */
+    ASSERT_FITS(cost_fit_large_path, x, rising, 4, 10, 1.0 / 65536);
+    const double stretched_small[4] = {200, 180, 60, 100};
+    double a = 0, b = 0;
+    ck_assert_int_eq(cost_fit_line(x, stretched_small, 4, &a, &b), 0);
+    ck_assert(b < 0);
+    /* beta 100 us / 1 MiB; what is left: 187.5, 155, 10, 0, median (10 + 155) / 2 */
+    ASSERT_FITS(cost_fit_large_path, x, stretched_small, 4, 82.5, 100.0 / 1048576);
+    const double flat[4] = {50, 50, 50, 50};
+    ASSERT_FITS(cost_fit_large_path, x, flat, 4, 31.25, 50.0 / 1048576); /* 43.75, 37.5, 25, 0 */
+    const double below_zero[4] = {1, 1, 1, 64}; /* slope 0; left: -7, -15, -31, 0 */
+    ASSERT_FITS(cost_fit_large_path, x, below_zero, 4, 0, 64.0 / 1048576);
+    /* refused as cost_fit_line refuses, the outputs untouched */
+    const double dup[2] = {1, 1};
+    a = -7, b = -7;
+    ck_assert_int_eq(cost_fit_large_path(x, rising, 1, &a, &b), -1);
+    ck_assert_int_eq(cost_fit_large_path(dup, rising, 2, &a, &b), -1);
+    ck_assert_double_eq(a, -7);
+    ck_assert_double_eq(b, -7);
+}
+END_TEST
+
 /* a large message's fixed cost is never below a ring message's: an intercept fitted to large
  * sizes may fall below it (at 3 ranks on 2 CPUs 1-3 us against the rings' 4 us, each message
  * waiting for its rank to be scheduled), which priced extra rounds as nearly free */
@@ -779,6 +809,7 @@ int main(void)
     tcase_add_test(tc, rounds_bound_is_every_ranks);
     tcase_add_test(tc, fit_line_ignores_one_outlier);
     tcase_add_test(tc, fit_path_keeps_alpha_positive);
+    tcase_add_test(tc, fit_large_path_never_free_bytes);
     tcase_add_test(tc, large_paths_alpha_at_least_rings);
     tcase_add_test(tc, sort_ascending_in_place);
     suite_add_tcase(s, tc);
