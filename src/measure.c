@@ -113,7 +113,9 @@ _Static_assert(8 * SC_MID_BYTES <= BIG_BYTES, "single copy's line needs four siz
 
 /* intercept and slope (us, ns/B) of the line through chained bcasts of the sizes from `mid`
  * doubling to BIG_BYTES whose `copies` copies per bcast share the host's CPUs (see
- * measure_one_host) */
+ * measure_one_host); a line that does not rise (the small sizes' chains stretched under load)
+ * gives way to the largest size's time per byte (cost_fit_large_path): a beta of 0 would drop
+ * single copy from the model, or price UCX's large messages without their bytes */
 static void time_big_path(ucoll_comm_t *world, void *root_buf, void *buf, size_t mid, double copies,
                           double *alpha_us, double *beta_ns)
 {
@@ -128,7 +130,7 @@ static void time_big_path(ucoll_comm_t *world, void *root_buf, void *buf, size_t
             time_bcast_chain_from(world, root_buf, buf, b, b >= 512 * 1024 ? 4 : 8) * 1e6 / share;
     }
     double a = 0, slope = 0;
-    (void)cost_fit_line(bytes, us, n, &a, &slope); /* n >= 4: cannot fail */
+    (void)cost_fit_large_path(bytes, us, n, &a, &slope); /* n >= 4: cannot fail */
     *beta_ns = slope * 1e3;
     *alpha_us = a;
 }

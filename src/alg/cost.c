@@ -185,6 +185,25 @@ int cost_fit_path(const double *x, const double *y, int n, double *alpha, double
     return 0;
 }
 
+int cost_fit_large_path(const double *x, const double *y, int n, double *alpha, double *beta)
+{
+    double a, b;
+    if (cost_fit_line(x, y, n, &a, &b) != 0)
+        return -1;
+    if (b <= 0) {
+        double left[COST_FIT_MAX_POINTS];
+        b = y[n - 1] / x[n - 1];
+        for (int i = 0; i < n; i++)
+            left[i] = y[i] - b * x[i];
+        a = median_of(left, n);
+        if (a < 0)
+            a = 0;
+    }
+    *alpha = a;
+    *beta = b;
+    return 0;
+}
+
 void cost_floor_alphas(cost_params_t *c)
 {
     if (c->small_max > 0 && c->big_alpha_us < c->alpha_us)
