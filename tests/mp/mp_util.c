@@ -253,27 +253,14 @@ static unsigned int_bits(ucoll_dtype_t dt)
                : 8 * (unsigned)mpt_dtype_size(dt);
 }
 
-/* an integer input as the bit pattern of its width (the low `bits` bits count) */
-static uint64_t int_input(uint64_t h, unsigned bits, ucoll_op_t op, int rank)
+/* an input of LAND, LOR or LXOR: true (any nonzero pattern of `bits`, 1 on rank 0) as often
+ * as keeps the result in doubt */
+static uint64_t logical_input(uint64_t h, unsigned bits, ucoll_op_t op, int rank)
 {
-    switch (op) {
-    case UCOLL_OP_PROD:
-        return h | 1;
-    case UCOLL_OP_BAND:
-        return ~((1ULL << (h % bits)) | (bits > 8 ? 1ULL << ((h >> 6) % bits) : 0));
-    case UCOLL_OP_BOR:
-        return 1ULL << (h % bits);
-    case UCOLL_OP_LAND:
-    case UCOLL_OP_LOR:
-    case UCOLL_OP_LXOR: {
-        const unsigned r = (h >> 3) % 8; /* true: LAND 7 in 8, LOR 1 in 8, LXOR 4 in 8 */
-        const int truth = op == UCOLL_OP_LAND ? r != 0 : op == UCOLL_OP_LOR ? r == 0 : r < 4;
-        const uint64_t ones = bits == 64 ? ~0ULL : (1ULL << bits) - 1;
-        return !truth ? 0 : rank == 0 ? 1 : 1 + (h >> 8) % ones; /* 1 .. 2^bits - 1 */
-    }
-    default: /* SUM (wraps), MIN, MAX, BXOR, user ops */
-        return h;
-    }
+    const unsigned r = (h >> 3) % 8; /* true: LAND 7 in 8, LOR 1 in 8, LXOR 4 in 8 */
+    const int truth = op == UCOLL_OP_LAND ? r != 0 : op == UCOLL_OP_LOR ? r == 0 : r < 4;
+    const uint64_t ones = bits == 64 ? ~0ULL : (1ULL << bits) - 1;
+    return !truth ? 0 : rank == 0 ? 1 : 1 + (h >> 8) % ones; /* 1 .. 2^bits - 1 */
 }
 
 /* a floating input: a multiple of 1/4 of magnitude at most 2^10 (sums of 4096 ranks stay
@@ -287,22 +274,6 @@ static double float_input(uint64_t h, ucoll_op_t op)
     return (double)((int64_t)(h >> 40) % 8192 - 4096 + 1) * 0.25;
 }
 
-/* whether int_input is the hash itself (SUM, MIN, MAX, BXOR, user ops) */
-static int int_input_is_hash(ucoll_op_t op)
-{
-    switch (op) {
-    case UCOLL_OP_PROD:
-    case UCOLL_OP_BAND:
-    case UCOLL_OP_BOR:
-    case UCOLL_OP_LAND:
-    case UCOLL_OP_LOR:
-    case UCOLL_OP_LXOR:
-        return 0;
-    default:
-        return 1;
-    }
-}
-
 /* buf[i] = (T)(value), value an expression of element i's hash h; the dtype and op are chosen
  * once per buffer, not per element */
 #define FILL_EACH(T, value)                                                                        \
@@ -310,18 +281,35 @@ static int int_input_is_hash(ucoll_op_t op)
         const uint64_t h = mix64(base ^ (0x9e3779b97f4a7c15ULL * (uint64_t)(i + 1)));              \
         ((T *)buf)[i] = (T)(value);                                                                \
     }
+/* an integer input as the bit pattern of its width (the low `bits` bits count), one loop per
+ * op: PROD odd factors, BAND one or two zero bits, BOR one set bit, the logical ops
+ * logical_input, the rest (SUM wraps, MIN, MAX, BXOR, user ops) the hash itself */
 #define FILL_INT(T)                                                                                \
     do {                                                                                           \
-        if (plain)                                                                                 \
+        switch (op) {                                                                              \
+        case UCOLL_OP_PROD:                                                                        \
+            FILL_EACH(T, h | 1)                                                                    \
+            break;                                                                                 \
+        case UCOLL_OP_BAND:                                                                        \
+            FILL_EACH(T, ~((1ULL << (h % bits)) | (bits > 8 ? 1ULL << ((h >> 6) % bits) : 0)))     \
+            break;                                                                                 \
+        case UCOLL_OP_BOR:                                                                         \
+            FILL_EACH(T, 1ULL << (h % bits))                                                       \
+            break;                                                                                 \
+        case UCOLL_OP_LAND:                                                                        \
+        case UCOLL_OP_LOR:                                                                         \
+        case UCOLL_OP_LXOR:                                                                        \
+            FILL_EACH(T, logical_input(h, bits, op, rank))                                         \
+            break;                                                                                 \
+        default:                                                                                   \
             FILL_EACH(T, h)                                                                        \
-        else                                                                                       \
-            FILL_EACH(T, int_input(h, bits, op, rank))                                             \
+            break;                                                                                 \
+        }                                                                                          \
     } while (0)
 
 void mpt_fill_input(void *buf, size_t n, ucoll_dtype_t dt, ucoll_op_t op, int rank, uint64_t salt)
 {
     const unsigned bits = int_bits(dt);
-    const int plain = int_input_is_hash(op);
     const uint64_t base = mix64(salt ^ mix64(0x5157 + (uint64_t)(unsigned)rank));
     switch (dt) {
     case UCOLL_INT8:
