@@ -24,7 +24,8 @@ TIMEOUT_S=5
 BOUND=$((TIMEOUT_S + 5))
 export UCX_NET_DEVICES=eth0 UCOLL_TIMEOUT=$TIMEOUT_S UCOLL_SCATTER_ALG=linear
 x() { "$HERE/cluster-exec.sh" "$DIR" "$@"; }
-fgt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a > b) }'; }
+# shellcheck source=tests/cluster/records.sh
+. "$HERE/records.sh"
 
 run="$DIR/shared/first-contact"
 rm -rf "$run"
@@ -37,10 +38,16 @@ for r in $(seq 0 7); do
         tests/mp/first_contact_test --dir "$run" </dev/null >"$run/out-$r" 2>&1 &
     pids+=($!)
 done
+# up to 60 s for every rank to be ready; a rank that ended before it will never be
 ready=0
 for _ in $(seq 1 600); do
     ready=$(find "$run" -name 'ready-*' | wc -l)
     [ "$ready" -ge 8 ] && break
+    ended=0
+    for p in "${pids[@]}"; do
+        kill -0 "$p" 2>/dev/null || ended=$((ended + 1))
+    done
+    [ "$ended" = 0 ] || break
     sleep 0.1
 done
 why=""
@@ -62,10 +69,10 @@ if [ -z "$why" ]; then
             why="${why}rank $r has no record; "
             continue
         }
-        status=$(sed -n 's/.* status=\([A-Z_]*\) .*/\1/p' "$rec")
-        call_s=$(sed -n 's/.* call_s=\([0-9.]*\) .*/\1/p' "$rec")
-        wrong=$(sed -n 's/.* wrong=\([0-9]*\).*/\1/p' "$rec")
-        fin_s=$(sed -n 's/.* fin_s=\([0-9.]*\).*/\1/p' "$rec")
+        status=$(rec_field "$rec" status)
+        call_s=$(rec_field "$rec" call_s)
+        wrong=$(rec_field "$rec" wrong)
+        fin_s=$(rec_field "$rec" fin_s)
         summary="$summary rank $r: $status ${call_s} s;"
         if [ "$r" = 7 ]; then
             [ "$status" = UCOLL_ERR_PEER_FAILED ] && ! fgt "${call_s:-99}" 2 ||

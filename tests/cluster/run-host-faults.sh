@@ -52,9 +52,8 @@ BOUND=$((TIMEOUT_S + 5))
 export UCX_NET_DEVICES=eth0 UCOLL_TIMEOUT=$TIMEOUT_S
 RANDOM=$SEED
 x() { "$HERE/cluster-exec.sh" "$DIR" "$@"; }
-# decimal arithmetic: A - B with 3 decimals; whether A > B
-fsub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a - b }'; }
-fgt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a > b) }'; }
+# shellcheck source=tests/cluster/records.sh
+. "$HERE/records.sh"
 
 # waits (up to 60 s) until host H is idle in Slurm again; resumes it if Slurm drained it or set
 # it down (a cut link leaves the host's slurmstepd unable to report, see above)
@@ -202,10 +201,10 @@ for i in $(seq 1 "$LAUNCHES"); do
                 why="${why}rank $r has no record; "
                 continue
             }
-            status=$(sed -n 's/.* status=\([A-Z_]*\) .*/\1/p' "$rec")
-            wrong=$(sed -n 's/.* wrong=\([0-9]*\) .*/\1/p' "$rec")
-            t_err=$(sed -n 's/.* t_err=\([0-9.]*\) .*/\1/p' "$rec")
-            fin_s=$(sed -n 's/.* fin_s=\([0-9.]*\).*/\1/p' "$rec")
+            status=$(rec_field "$rec" status)
+            wrong=$(rec_field "$rec" wrong)
+            t_err=$(rec_field "$rec" t_err)
+            fin_s=$(rec_field "$rec" fin_s)
             case $status in UCOLL_ERR_PEER_FAILED | UCOLL_ERR_TIMED_OUT) ;; *)
                 why="${why}rank $r: $status; "
                 ;;
