@@ -61,9 +61,11 @@ ucoll_status_t ucx_op_status(ucs_status_t status, int is_recv, int peer_failed)
 }
 
 /* A rank whose host is cut off meets the cut at the first exchange with a new peer: UCX's TCP
- * connect() fails at once ("Network is unreachable") and so does the endpoint. That peer is as
- * lost to this rank as one whose send failed; no send or receive is cancelled here. */
+ * connect() fails at once ("Network is unreachable") and the endpoint with UNREACHABLE (any
+ * failed connect() is that in UCX 1.13). That peer is as lost to this rank as one whose send
+ * failed. Not so the other errors a send may show a gone peer by: at endpoint creation they
+ * come from this process's own resources (socket() out of descriptors gives IO_ERROR) */
 ucoll_status_t ucx_connect_status(ucs_status_t status)
 {
-    return ucx_op_status(status, 1, 0);
+    return ucx_status(status);
 }

@@ -15,7 +15,8 @@ ucoll_status_t ucx_status(ucs_status_t status);
  * to or from a peer that is (peer_failed != 0) or is not yet marked failed */
 ucoll_status_t ucx_op_status(ucs_status_t status, int is_recv, int peer_failed);
 
-/* the status of a peer whose endpoint ucp_ep_create refused with `status` */
+/* the status of a peer whose endpoint ucp_ep_create refused with `status`: a failed peer where
+ * UCX could not reach it (UNREACHABLE, REJECTED, ...), as ucx_status maps them */
 ucoll_status_t ucx_connect_status(ucs_status_t status);
 
 #endif
