@@ -5,8 +5,8 @@
  *                rings carry the small messages, two paths: the rings' alpha and beta from 8 B,
  *                a quarter, half and all of the rings' largest message, UCX's from 64 KiB to
  *                1 MiB, each as one message's time in chains of bcasts (time_bcast_chain), the
- *                line through them by repeated medians (cost_fit_line; the rings' by
- *                cost_fit_path: one stretched chain does not tilt it); under
+ *                line through them by repeated medians (cost_fit_large_path; the rings'
+ *                by cost_fit_path: one stretched chain does not tilt it); under
  *                UCOLL_SINGLE_COPY_MIN=auto with single copy on, single copy's from chains of
  *                128 KiB (its smallest message) to 1 MiB with it allowed.
  *                Otherwise one path, from 8 B and 256 KiB after barriers. Both keep the lower
@@ -113,7 +113,7 @@ _Static_assert(8 * SC_MID_BYTES <= BIG_BYTES, "single copy's line needs four siz
 
 /* intercept and slope (us, ns/B) of the line through chained bcasts of the sizes from `mid`
  * doubling to BIG_BYTES whose `copies` copies per bcast share the host's CPUs (see
- * measure_one_host); a line that does not rise (the small sizes' chains stretched under load)
+ * measure_one_host); a line that hardly rises (the small sizes' chains stretched under load)
  * gives way to the largest size's time per byte (cost_fit_large_path): a beta of 0 would drop
  * single copy from the model, or price UCX's large messages without their bytes */
 static void time_big_path(ucoll_comm_t *world, void *root_buf, void *buf, size_t mid, double copies,

@@ -190,14 +190,10 @@ int cost_fit_large_path(const double *x, const double *y, int n, double *alpha, 
     double a, b;
     if (cost_fit_line(x, y, n, &a, &b) != 0)
         return -1;
-    if (b <= 0) {
-        double left[COST_FIT_MAX_POINTS];
-        b = y[n - 1] / x[n - 1];
-        for (int i = 0; i < n; i++)
-            left[i] = y[i] - b * x[i];
-        a = median_of(left, n);
-        if (a < 0)
-            a = 0;
+    const double per_byte = y[n - 1] / x[n - 1];
+    if (4 * b < per_byte) { /* the line's bytes under a quarter of the largest size's time */
+        b = per_byte;
+        a = 0;
     }
     *alpha = a;
     *beta = b;

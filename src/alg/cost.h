@@ -150,10 +150,11 @@ int cost_fit_path(const double *x, const double *y, int n, double *alpha, double
 
 /* alpha and beta of a large messages' path (64 KiB and up, where bytes dominate) from times y
  * (us) of sizes x (bytes, increasing, 2 <= n <= COST_FIT_MAX_POINTS): cost_fit_line's line
- * where its slope is above 0; else (the smaller sizes' chains stretched) beta is the largest
- * size's time per byte, y[n-1] / x[n-1], which bounds the slope from above, and alpha the
- * median of y_i - beta x_i, at least 0. So beta > 0 whenever y[n-1] > 0. 0; -1 with the
- * outputs untouched for bad n or equal x. */
+ * where its bytes make at least a quarter of the largest size's time (slope * x[n-1] >=
+ * y[n-1] / 4); else (the smaller sizes' chains stretched, the line flat or falling) beta is
+ * the largest size's time per byte, y[n-1] / x[n-1], and alpha 0: that size then costs what
+ * it measured, with no fixed cost taken from the stretched ones. So beta > 0 whenever
+ * y[n-1] > 0. 0; -1 with the outputs untouched for bad n or equal x. */
 int cost_fit_large_path(const double *x, const double *y, int n, double *alpha, double *beta);
 
 /* rounds * (alpha + m/segments * beta) + path_ops * m/segments * gamma, m = bytes */

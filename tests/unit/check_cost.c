@@ -371,25 +371,30 @@ START_TEST(fit_path_keeps_alpha_positive)
 END_TEST
 
 /* UCX's and single copy's alpha and beta from chained-bcast times of 64 KiB or more: the
- * fitted line where it rises, but a line that does not rise (the smaller sizes' chains
- * stretched under load: a CI run at 3 ranks on 2 CPUs fitted single copy's beta <= 0, and
- * init then left single copy out of the model) prices each byte at the largest size's time per
- * byte, a bound from above, and alpha at the median of what that leaves (never below 0) */
+ * fitted line where its bytes make at least a quarter of the largest size's time; else (the
+ * smaller sizes' chains stretched under load: a CI run at 3 ranks on 2 CPUs fitted single
+ * copy's beta <= 0, and init then left single copy out of the model) each byte is priced at
+ * the largest size's time per byte and alpha at 0, so that the largest size costs what it
+ * measured (cost_floor_alphas then raises alpha to the rings') */
 START_TEST(fit_large_path_never_free_bytes)
 {
     const double x[4] = {131072, 262144, 524288, 1048576};
-    const double rising[4] = {12, 14, 18, 26}; /* 10 + x / 65536 */
+    const double rising[4] = {12, 14, 18, 26}; /* 10 + x / 65536: bytes 16 of 26 us */
     ASSERT_FITS(cost_fit_large_path, x, rising, 4, 10, 1.0 / 65536);
     const double stretched_small[4] = {200, 180, 60, 100};
     double a = 0, b = 0;
     ck_assert_int_eq(cost_fit_line(x, stretched_small, 4, &a, &b), 0);
     ck_assert(b < 0);
-    /* beta 100 us / 1 MiB; what is left: 187.5, 155, 10, 0, median (10 + 155) / 2 */
-    ASSERT_FITS(cost_fit_large_path, x, stretched_small, 4, 82.5, 100.0 / 1048576);
+    ASSERT_FITS(cost_fit_large_path, x, stretched_small, 4, 0, 100.0 / 1048576);
     const double flat[4] = {50, 50, 50, 50};
-    ASSERT_FITS(cost_fit_large_path, x, flat, 4, 31.25, 50.0 / 1048576); /* 43.75, 37.5, 25, 0 */
-    const double below_zero[4] = {1, 1, 1, 64}; /* slope 0; left: -7, -15, -31, 0 */
-    ASSERT_FITS(cost_fit_large_path, x, below_zero, 4, 0, 64.0 / 1048576);
+    ASSERT_FITS(cost_fit_large_path, x, flat, 4, 0, 50.0 / 1048576);
+    /* rising, but its bytes only 4 of 64 us at 1 MiB (less than a quarter) */
+    const double barely[4] = {60.5, 61, 62, 64}; /* 60 + x / 262144 */
+    ASSERT_FITS(cost_fit_line, x, barely, 4, 60, 1.0 / 262144);
+    ASSERT_FITS(cost_fit_large_path, x, barely, 4, 0, 64.0 / 1048576);
+    /* a quarter exactly keeps the line: 48 + x / 65536, 16 of 64 us */
+    const double quarter[4] = {50, 52, 56, 64};
+    ASSERT_FITS(cost_fit_large_path, x, quarter, 4, 48, 1.0 / 65536);
     /* refused as cost_fit_line refuses, the outputs untouched */
     const double dup[2] = {1, 1};
     a = -7, b = -7;
