@@ -3,10 +3,11 @@
 # some peers (tests/mp/first_contact_test.c). 8 ranks, two per host of the cluster that
 # cluster-up.sh DIR started (at least 4 hosts), are started through the store, not Slurm, so
 # that no job step is left waiting on the cut host. Once every rank is ready, h4's eth0 is set
-# down and the ranks go: rank 7 (on h4) scatters to every rank, two of them met for the first
-# time. It must get UCOLL_ERR_PEER_FAILED within 2 s (UCX refuses the endpoint at once), every
-# other rank PEER_FAILED or TIMED_OUT within UCOLL_TIMEOUT + 5 s, no rank a wrong result, and
-# every finalize must return. The link is set up again at the end.
+# down and the ranks go: rank 7 (on h4) scatters to every rank in turn, rank 2 the first it has
+# not met. It must say it cannot connect to rank 2 and get UCOLL_ERR_PEER_FAILED within 2 s (UCX
+# refuses the endpoint at once), every other rank PEER_FAILED or TIMED_OUT within
+# UCOLL_TIMEOUT + 5 s, no rank a wrong result, and every finalize must return. The link is set
+# up again at the end, also when the script is stopped.
 set -uo pipefail
 if [ $# -ne 1 ]; then
     echo "usage: tests/cluster/run-first-contact.sh DIR" >&2
@@ -54,13 +55,15 @@ why=""
 if [ "$ready" -lt 8 ]; then
     why="only $ready of 8 ranks became ready; "
 else
-    x h4 ip link set eth0 down
+    trap 'x h4 ip link set eth0 up' EXIT
+    x h4 ip link set eth0 down || why="cannot set h4's eth0 down; "
 fi
 touch "$run/go"
 for p in "${pids[@]}"; do
     wait "$p"
 done
 x h4 ip link set eth0 up
+trap - EXIT
 summary=""
 if [ -z "$why" ]; then
     for r in $(seq 0 7); do
@@ -76,13 +79,16 @@ if [ -z "$why" ]; then
         summary="$summary rank $r: $status ${call_s} s;"
         if [ "$r" = 7 ]; then
             [ "$status" = UCOLL_ERR_PEER_FAILED ] && ! fgt "${call_s:-99}" 2 ||
-                why="${why}rank 7 (cut off): $status after ${call_s} s, not UCOLL_ERR_PEER_FAILED within 2 s; "
+                why="${why}rank 7 (cut off): $status after ${call_s} s, not PEER_FAILED in 2 s; "
+            grep -q '^ucoll: rank 7 cannot connect to rank 2: ' "$run/out-7" ||
+                why="${why}rank 7 did not say it cannot connect to rank 2; "
         else
             case $status in UCOLL_ERR_PEER_FAILED | UCOLL_ERR_TIMED_OUT) ;; *)
                 why="${why}rank $r: $status; "
                 ;;
             esac
-            ! fgt "${call_s:-99}" "$BOUND" || why="${why}rank $r: error after $call_s s (bound $BOUND s); "
+            ! fgt "${call_s:-99}" "$BOUND" ||
+                why="${why}rank $r: error after $call_s s (bound $BOUND s); "
         fi
         [ "${wrong:-1}" = 0 ] || why="${why}rank $r: wrong result; "
         [ -n "$fin_s" ] || why="${why}rank $r: ucoll_finalize did not return; "

@@ -145,8 +145,10 @@ for i in $(seq 1 "$LAUNCHES"); do
                 case $(cat "$d/comm" 2>/dev/null) in slurmd | sleep | "") continue ;; esac;
                 pids="$pids $p"; done; kill -KILL $pids' 2>>"$log"
         else
+            # set up again below, or on the way out if the script is stopped first
+            trap 'x "$victim" ip link set eth0 up' EXIT
             t_fail=$(date +%s.%N)
-            x "$victim" ip link set eth0 down
+            x "$victim" ip link set eth0 down || why="cannot set $victim's eth0 down"
         fi
     fi
     # The launch is judged by the ranks' records alone. Once every rank that must write one has
@@ -184,7 +186,10 @@ for i in $(seq 1 "$LAUNCHES"); do
     { wait "$srun_pid"; } 2>/dev/null
     srun_rc=$?
     t_end=$(date +%s.%N)
-    [ "$KIND" = link ] && x "$victim" ip link set eth0 up
+    if [ "$KIND" = link ]; then
+        x "$victim" ip link set eth0 up
+        trap - EXIT
+    fi
     took=$(fsub "$t_end" "$t_start")
     if [ -z "$why" ] && fgt "$took" 175; then
         why="srun did not end in 180 s"

@@ -9,8 +9,9 @@
  * Usage: first_contact_test --dir DIR   (with UCOLL_SCATTER_ALG=linear)
  * Every rank: ucoll_init, whose exchanges (bruck allgather, recursive-doubling allreduce) give
  * the last rank, 7, peers 0, 1, 3, 5 and 6 only; DIR/ready-R; waits for DIR/go; then one
- * scatter of one int32 per rank from root 7. The linear scatter sends to every rank, so the
- * root meets ranks 2 and 4 for the first time with its host cut off.
+ * scatter of one int32 per rank from root 7. The linear scatter sends to ranks 0, 1, 2, ... in
+ * turn, so the root meets rank 2 for the first time with its host cut off; that refused
+ * endpoint ends its call (rank 4, also new to it, is not reached).
  * Record DIR/rank-R: "rank=R status=NAME call_s=S wrong=W", then after ucoll_finalize
  * "fin_status=NAME fin_s=S". wrong is 1 where a scatter that returned OK delivered a value
  * other than the root's block for the rank.
