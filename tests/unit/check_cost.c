@@ -405,6 +405,26 @@ START_TEST(fit_large_path_never_free_bytes)
 }
 END_TEST
 
+/* ranks on several hosts: alpha and beta from 8 B and 256 KiB bcasts (per round): alpha the
+ * small time, beta the slope; where the large time is not above the small one (the small
+ * iterations stretched) beta would be 0 or below, pricing no bytes across hosts: it is the
+ * large time per byte instead, and alpha the smaller of the two times (the large time bounds
+ * both; alpha is not 0, no other path floors it there) */
+START_TEST(two_sizes_never_free_bytes)
+{
+    double a = -1, b = -1;
+    cost_two_sizes(10, 10 + 262144 * 0.5e-3, 262144, &a, &b); /* 0.5 ns/B */
+    ck_assert_double_eq(a, 10);
+    ck_assert_double_eq_tol(b, 0.5, 1e-12);
+    cost_two_sizes(10, 8, 262144, &a, &b);
+    ck_assert_double_eq(a, 8);
+    ck_assert_double_eq(b, 8e3 / 262144);
+    cost_two_sizes(10, 10, 262144, &a, &b);
+    ck_assert_double_eq(a, 10);
+    ck_assert_double_eq(b, 10e3 / 262144);
+}
+END_TEST
+
 /* a large message's fixed cost is never below a ring message's: an intercept fitted to large
  * sizes may fall below it (at 3 ranks on 2 CPUs 1-3 us against the rings' 4 us, each message
  * waiting for its rank to be scheduled), which priced extra rounds as nearly free */
@@ -815,6 +835,7 @@ int main(void)
     tcase_add_test(tc, fit_line_ignores_one_outlier);
     tcase_add_test(tc, fit_path_keeps_alpha_positive);
     tcase_add_test(tc, fit_large_path_never_free_bytes);
+    tcase_add_test(tc, two_sizes_never_free_bytes);
     tcase_add_test(tc, large_paths_alpha_at_least_rings);
     tcase_add_test(tc, sort_ascending_in_place);
     suite_add_tcase(s, tc);
