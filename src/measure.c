@@ -234,8 +234,9 @@ static ucoll_status_t measure_hosts(ucoll_comm_t *world, double *mine)
     const double rounds = sched_ceil_log2((uint64_t)world->size);
     const double t_small = lower_quartile(t_max, SMALL_ITERS);
     const double t_big = lower_quartile(t_max + SMALL_ITERS, BIG_ITERS);
-    mine[0] = t_small * 1e6 / rounds;
-    mine[1] = (t_big - t_small) * 1e9 / (rounds * HOSTS_BIG_BYTES);
+    /* a slope at or below 0 (the 8 B times stretched) would price no bytes across hosts */
+    cost_two_sizes(t_small * 1e6 / rounds, t_big * 1e6 / rounds, HOSTS_BIG_BYTES, &mine[0],
+                   &mine[1]);
     return UCOLL_OK;
 }
 

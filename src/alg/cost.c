@@ -200,6 +200,19 @@ int cost_fit_large_path(const double *x, const double *y, int n, double *alpha, 
     return 0;
 }
 
+void cost_two_sizes(double small_us, double big_us, double big_bytes, double *alpha_us,
+                    double *beta_ns)
+{
+    const double slope = (big_us - small_us) * 1e3 / big_bytes;
+    if (slope > 0) {
+        *alpha_us = small_us;
+        *beta_ns = slope;
+    } else {
+        *alpha_us = big_us < small_us ? big_us : small_us;
+        *beta_ns = big_us * 1e3 / big_bytes;
+    }
+}
+
 void cost_floor_alphas(cost_params_t *c)
 {
     if (c->small_max > 0 && c->big_alpha_us < c->alpha_us)

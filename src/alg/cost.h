@@ -157,6 +157,14 @@ int cost_fit_path(const double *x, const double *y, int n, double *alpha, double
  * y[n-1] > 0. 0; -1 with the outputs untouched for bad n or equal x. */
 int cost_fit_large_path(const double *x, const double *y, int n, double *alpha, double *beta);
 
+/* alpha (us) and beta (ns/B) of ranks on several hosts from one round's time of a small
+ * message, small_us, and of a large one of big_bytes > 0, big_us: alpha small_us and beta
+ * (big_us - small_us) / big_bytes; where that is not above 0 (the small times stretched),
+ * beta is big_us / big_bytes and alpha the smaller of the two times, never 0: no other path
+ * floors it there. */
+void cost_two_sizes(double small_us, double big_us, double big_bytes, double *alpha_us,
+                    double *beta_ns);
+
 /* rounds * (alpha + m/segments * beta) + path_ops * m/segments * gamma, m = bytes */
 double cost_predict_us(const sched_figures_t *fig, double bytes, const cost_params_t *cost);
 
